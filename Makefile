@@ -1,0 +1,112 @@
+# tether: `make` builds build/tether, one static binary with the BPF objects
+# embedded as libbpf skeletons.  `make V=1` shows the commands.
+#
+#   make                 build/tether
+#   make test-unit       criterion unit tests (host)
+#   make test-host       integration tests on the build host (root)
+#   make test-vm         end-to-end tests in qemu on kernels 6.1 and 6.12
+#   make test            all of the above
+#   make vmlinux         regenerate vmlinux/vmlinux.h from /sys/kernel/btf/vmlinux
+#   make clean
+
+OUTPUT      ?= build
+CC          ?= cc
+CLANG       ?= clang
+BPFTOOL     ?= bpftool
+ARCH        := x86
+
+CFLAGS      ?= -O2 -g
+CFLAGS      += -std=gnu17 -Wall -Wextra -Werror -Wno-unused-parameter \
+	       -Wshadow -Wformat=2 -fno-strict-aliasing -D_GNU_SOURCE \
+	       -I. -I$(OUTPUT)
+BPF_CFLAGS  := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+	       -I. -Ivmlinux -I/usr/include/$(shell uname -m)-linux-gnu
+STATIC_LIBS := -lbpf -lelf -lz -lyaml
+LDFLAGS_STATIC := -static
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+BPF_SRCS   := $(wildcard bpf/*.bpf.c)
+BPF_OBJS   := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS      := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.skel.h,$(BPF_SRCS))
+LIB_SRCS   := $(wildcard policyc/*.c) $(wildcard loader/*.c) \
+	      $(filter-out runtime/main.c,$(wildcard runtime/*.c))
+LIB_OBJS   := $(patsubst %.c,$(OUTPUT)/obj/%.o,$(LIB_SRCS))
+HDRS       := $(wildcard bpf/abi/*.h policyc/*.h loader/*.h runtime/*.h)
+UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
+UNIT_BINS  := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(UNIT_SRCS))
+VMPROG_SRCS := $(wildcard tests/vm/progs/*.c)
+VMPROG_BINS := $(patsubst tests/vm/progs/%.c,$(OUTPUT)/tests/vm/%,$(VMPROG_SRCS))
+
+.PHONY: all clean test test-unit test-host test-vm vmlinux vm-progs
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+all: $(OUTPUT)/tether
+
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h bpf/abi/*.h) vmlinux/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/bpf/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
+# Only loader/ includes skeletons; everything else depends on them through it.
+$(OUTPUT)/obj/loader/%.o: loader/%.c $(HDRS) $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(OUTPUT)/obj/%.o: %.c $(HDRS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(OUTPUT)/libtether.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(OUTPUT)/tether: $(OUTPUT)/obj/runtime/main.o $(OUTPUT)/libtether.a
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS_STATIC) -o $@ $^ $(STATIC_LIBS)
+
+# Unit tests link the same library dynamically against criterion.
+$(OUTPUT)/tests/unit/%: tests/unit/%.c $(OUTPUT)/libtether.a $(HDRS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lcriterion -lbpf -lelf -lz -lyaml
+
+# Programs run inside the VM: static, no libc surprises in the initramfs.
+$(OUTPUT)/tests/vm/%: tests/vm/progs/%.c $(HDRS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -static -o $@ $<
+
+vm-progs: $(VMPROG_BINS)
+
+test-unit: $(UNIT_BINS)
+	$(Q)set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t --jobs 1; done
+
+test-host: $(OUTPUT)/tether
+	$(Q)tests/host/run-host-tests $(OUTPUT)/tether
+
+test-vm: $(OUTPUT)/tether vm-progs
+	$(Q)tests/vm/run-suite
+
+test: test-unit test-host test-vm
+
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h.tmp
+	mv vmlinux/vmlinux.h.tmp vmlinux/vmlinux.h
+	@echo "regenerated from $$(uname -r); update vmlinux/README.md"
+
+clean:
+	rm -rf $(OUTPUT)
