@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Lexical path normalisation.
+ *
+ * Rules are matched against paths the kernel builds (d_path), which never
+ * contain "//", "." or "..": a rule written as "/work//ws/" or "/work/x/../ws"
+ * would match nothing, so every rule path is normalised before it is checked
+ * against limits and compiled.  This is purely lexical: symlinks are not
+ * followed (policyc reads nothing but the envelope), so "/a/link/.." becomes
+ * "/a" even if the kernel would resolve it elsewhere.  Whoever creates the
+ * workspace must check that its path has no symlink components.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policyc/policyc_internal.h"
+
+char *tp_path_normalize(const char *path)
+{
+	char *out;
+	size_t out_len = 0;
+	const char *p;
+
+	if (!path || path[0] != '/') {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	/* The result is never longer than the input ("/" for "/" is the floor). */
+	out = malloc(strlen(path) + 1);
+	if (!out)
+		return NULL;	/* errno = ENOMEM from malloc */
+
+	/* Invariant: out[0..out_len) is "" or "/c1/c2/..." without a trailing '/'. */
+	p = path;
+	while (*p) {
+		const char *component;
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		component = p;
+		while (*p && *p != '/')
+			p++;
+		len = (size_t)(p - component);
+
+		if (len == 0 || (len == 1 && component[0] == '.'))
+			continue;
+		if (len == 2 && component[0] == '.' && component[1] == '.') {
+			/* Back up one component; at the root ".." stays at the root. */
+			while (out_len > 0 && out[out_len - 1] != '/')
+				out_len--;
+			if (out_len > 0)
+				out_len--;
+			continue;
+		}
+		out[out_len++] = '/';
+		memcpy(out + out_len, component, len);
+		out_len += len;
+	}
+
+	if (out_len == 0)
+		out[out_len++] = '/';
+	out[out_len] = '\0';
+	return out;
+}

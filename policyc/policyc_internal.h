@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the policyc sources.  Not part of the library's API:
+ * nothing outside policyc/ includes this header.
+ */
+#ifndef TETHER_POLICYC_INTERNAL_H
+#define TETHER_POLICYC_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "policyc/policy.h"
+
+/*
+ * Scope-bound release, as in systemd: a variable declared _cleanup_free_ is
+ * freed whenever it goes out of scope, so every early return is leak-free.
+ * Ownership leaves the scope only through TAKE_PTR(), which makes the hand-over
+ * visible at the point where it happens.
+ */
+static inline void freep(void *p)
+{
+	free(*(void **)p);
+}
+
+static inline void closep(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+}
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _cleanup_free_ _cleanup_(freep)
+#define _cleanup_close_ _cleanup_(closep)
+
+#define TAKE_PTR(ptr)                          \
+	({                                     \
+		__typeof__(ptr) _taken_ = (ptr); \
+		(ptr) = NULL;                  \
+		_taken_;                       \
+	})
+
+/* va_list form of tp_diags_add(). */
+int tp_diags_addv(struct tp_diags *diags, const char *file, unsigned int line,
+		  unsigned int column, const char *fmt, va_list ap)
+	__attribute__((format(printf, 5, 0)));
+
+/*
+ * Stable sort of diags->items[first..] by (line, column).  Checks run in
+ * passes (tree building, then schema), and some report a problem only when
+ * they have seen a whole mapping; sorting once at the end is what makes the
+ * output come in file order.  Returns 0 or -ENOMEM (items left as they were).
+ */
+int tp_diags_sort_from(struct tp_diags *diags, size_t first);
+
+/*
+ * Size of the buffer tp_excerpt() writes: 64 shown bytes, each at most four
+ * characters once escaped, plus "..." and the NUL.
+ */
+#define TP_EXCERPT_MAX (64 * 4 + 4)
+
+/*
+ * Copies user text (a key, a value) into `buf` for use inside a diagnostic:
+ * bytes outside printable ASCII become "\xNN" and the text is cut after 64
+ * bytes with "...".  Diagnostics end up on terminals and in logs, and an
+ * envelope is written by someone else: it must not be able to smuggle escape
+ * sequences, bidi overrides or megabytes of text into them.  Returns buf.
+ */
+const char *tp_excerpt(char buf[TP_EXCERPT_MAX], const char *text, size_t len);
+
+/*
+ * 1-based line and column of byte `offset` of `data`, counted the way libyaml
+ * counts marks (line breaks: LF, CR LF, CR, NEL, LS, PS; columns in
+ * characters), so positions we compute agree with the ones libyaml reports.
+ */
+void tp_text_position(const char *data, size_t offset, unsigned int *line,
+		      unsigned int *column);
+
+#endif

@@ -1,0 +1,992 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * policyc: envelope parsing, diagnostics, path normalisation, compilation.
+ *
+ * Runs from the repository root (examples/ and tests/policyc/ are read).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "policyc/policy.h"
+
+#define INVALID_DIR "tests/policyc/invalid"
+#define EXAMPLES_DIR "examples"
+
+#define VALID                                   \
+	"sandbox:\n"                            \
+	"  filesystem:\n"                       \
+	"    root: read_only\n"                 \
+	"    workspace:\n"                      \
+	"      path: /tmp/tether-demo/workspace\n"
+
+/* Per-test state, released by fini() so every test stays leak-free under ASan. */
+static struct tp_diags diags;
+static struct tp_envelope *env;
+
+static void fini(void)
+{
+	tp_diags_free(&diags);
+	tp_envelope_free(env);
+	env = NULL;
+}
+
+TestSuite(policyc, .fini = fini, .timeout = 20);
+
+static int parse_len(const char *text, size_t len)
+{
+	return tp_envelope_parse("t.yaml", text, len, &env, &diags);
+}
+
+static int parse(const char *text)
+{
+	return parse_len(text, strlen(text));
+}
+
+/* Asserts diagnostic `i` is exactly LINE:COLUMN: MESSAGE, with a readable failure. */
+static void expect_diag(size_t i, unsigned int line, unsigned int column, const char *message)
+{
+	cr_assert_lt(i, diags.count, "expected diagnostic #%zu (%u:%u: %s), have only %zu",
+		     i, line, column, message, diags.count);
+	cr_expect_str_eq(diags.items[i].file, "t.yaml");
+	cr_expect(diags.items[i].line == line && diags.items[i].column == column,
+		  "diagnostic #%zu at %u:%u, expected %u:%u (%s)", i, diags.items[i].line,
+		  diags.items[i].column, line, column, diags.items[i].message);
+	cr_expect_str_eq(diags.items[i].message, message);
+}
+
+/* Parses `text`, which must fail with exactly one diagnostic. */
+static void expect_only_error(const char *text, unsigned int line, unsigned int column,
+			      const char *message)
+{
+	cr_assert_eq(parse(text), -EINVAL);
+	cr_assert_null(env);
+	expect_diag(0, line, column, message);
+	cr_expect_eq(diags.count, 1, "expected one diagnostic, got %zu", diags.count);
+}
+
+static char *repeat(const char *unit, size_t times)
+{
+	size_t unit_len = strlen(unit);
+	char *s = malloc(unit_len * times + 1);
+
+	cr_assert_not_null(s);
+	for (size_t i = 0; i < times; i++)
+		memcpy(s + i * unit_len, unit, unit_len);
+	s[unit_len * times] = '\0';
+	return s;
+}
+
+/* ---- valid envelopes ---------------------------------------------------- */
+
+Test(policyc, minimal_envelope)
+{
+	cr_assert_eq(parse(VALID), 0);
+	cr_assert_eq(diags.count, 0);
+	cr_assert_not_null(env);
+	cr_expect_eq(env->root, TP_ROOT_READ_ONLY);
+	cr_expect_str_eq(env->workspace_path, "/tmp/tether-demo/workspace");
+}
+
+Test(policyc, key_order_comments_and_styles_do_not_matter)
+{
+	static const char *const texts[] = {
+		("# leading comment\n"
+		 "sandbox:   # trailing comment\n"
+		 "  filesystem:\n"
+		 "    workspace:\n"
+		 "      # comment inside\n"
+		 "      path: '/tmp/tether-demo/workspace'\n"
+		 "    root: \"read_only\"\n"),
+		"{sandbox: {filesystem: {workspace: {path: /tmp/tether-demo/workspace}, root: read_only}}}",
+		("%YAML 1.1\n---\n" VALID "...\n"),
+		("sandbox:\n  filesystem:\n    root: !!str read_only\n"
+		 "    workspace: !!map {path: /tmp/tether-demo/workspace}\n"),
+	};
+
+	for (size_t i = 0; i < sizeof(texts) / sizeof(*texts); i++) {
+		cr_assert_eq(parse(texts[i]), 0, "text #%zu: %s", i,
+			     diags.count ? diags.items[0].message : "");
+		cr_expect_eq(env->root, TP_ROOT_READ_ONLY);
+		cr_expect_str_eq(env->workspace_path, "/tmp/tether-demo/workspace");
+		tp_envelope_free(env);
+		env = NULL;
+	}
+}
+
+Test(policyc, workspace_path_is_normalised)
+{
+	cr_assert_eq(parse("sandbox:\n  filesystem:\n    root: read_only\n"
+			   "    workspace:\n      path: /tmp//ws/./a/../b/\n"), 0);
+	cr_expect_str_eq(env->workspace_path, "/tmp/ws/b");
+}
+
+Test(policyc, workspace_path_length_limit_applies_after_normalisation)
+{
+	/* 1 + 250 = 251 bytes: the longest path the kernel's rule key holds. */
+	char *longest = repeat("a", 250);
+	char *padded = repeat("/.", 200);
+	char text[1024];
+
+	snprintf(text, sizeof(text),
+		 "sandbox: {filesystem: {root: read_only, workspace: {path: /%s}}}", longest);
+	cr_assert_eq(parse(text), 0);
+	cr_expect_eq(strlen(env->workspace_path), 251);
+	tp_envelope_free(env);
+	env = NULL;
+
+	/* 651 bytes as written, 251 after normalisation: accepted. */
+	snprintf(text, sizeof(text),
+		 "sandbox: {filesystem: {root: read_only, workspace: {path: %s/%s}}}", padded, longest);
+	cr_assert_eq(parse(text), 0);
+	cr_expect_eq(strlen(env->workspace_path), 251);
+	free(longest);
+	free(padded);
+}
+
+Test(policyc, every_example_is_valid_and_compiles)
+{
+	DIR *dir = opendir(EXAMPLES_DIR);
+	struct dirent *entry;
+	size_t checked = 0;
+
+	cr_assert_not_null(dir, "run the tests from the repository root");
+	while ((entry = readdir(dir))) {
+		size_t len = strlen(entry->d_name);
+		struct tp_policy *policy = NULL;
+		char path[512];
+		char *text = NULL;
+
+		if (len < 5 || strcmp(entry->d_name + len - 5, ".yaml") != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", EXAMPLES_DIR, entry->d_name);
+		if (tp_envelope_parse_file(path, &env, &diags) != 0) {
+			tp_diags_format(&diags, &text);
+			cr_assert_fail("%s is not valid:\n%s", path, text ? text : "?");
+		}
+		cr_expect_eq(tp_policy_compile(env, &policy), 0, "%s", path);
+		tp_policy_free(policy);
+		tp_envelope_free(env);
+		env = NULL;
+		checked++;
+	}
+	closedir(dir);
+	cr_expect_geq(checked, 1, "no examples/*.yaml found");
+}
+
+/* ---- schema errors -------------------------------------------------------- */
+
+Test(policyc, unknown_keys_list_what_is_expected)
+{
+	cr_assert_eq(parse(VALID "  filesytem: {}\nsandboxes: 1\n"), -EINVAL);
+	expect_diag(0, 6, 3, "unknown key 'filesytem' in 'sandbox' (expected one of: filesystem)");
+	expect_diag(1, 7, 1, "unknown key 'sandboxes' at the top level (expected one of: sandbox)");
+	cr_expect_eq(diags.count, 2);
+}
+
+Test(policyc, unknown_key_in_filesystem_and_workspace)
+{
+	cr_assert_eq(parse("sandbox:\n  filesystem:\n    root: read_only\n    rot: x\n"
+			   "    workspace:\n      path: /w\n      paht: /x\n"), -EINVAL);
+	expect_diag(0, 4, 5, "unknown key 'rot' in 'sandbox.filesystem' "
+			     "(expected one of: root, workspace)");
+	expect_diag(1, 7, 7, "unknown key 'paht' in 'sandbox.filesystem.workspace' "
+			     "(expected one of: path)");
+	cr_expect_eq(diags.count, 2);
+}
+
+Test(policyc, keys_of_the_full_envelope_are_refused_not_ignored)
+{
+	static const char *const sandbox_keys[] = {
+		"image_digest", "runtime_revision", "identity", "network_egress",
+		"resources", "workspace_lifetime", "artifacts", "cleanup",
+	};
+	char text[2048] = VALID;
+	char message[256];
+
+	for (size_t i = 0; i < sizeof(sandbox_keys) / sizeof(*sandbox_keys); i++) {
+		strcat(text, "  ");
+		strcat(text, sandbox_keys[i]);
+		strcat(text, ": x\n");
+	}
+	cr_assert_eq(parse(text), -EINVAL);
+	cr_assert_eq(diags.count, sizeof(sandbox_keys) / sizeof(*sandbox_keys));
+	for (size_t i = 0; i < sizeof(sandbox_keys) / sizeof(*sandbox_keys); i++) {
+		snprintf(message, sizeof(message),
+			 "'%s' is not supported by this version of tether; "
+			 "it is refused rather than ignored", sandbox_keys[i]);
+		expect_diag(i, 6 + (unsigned int)i, 3, message);
+	}
+}
+
+Test(policyc, filesystem_and_workspace_keys_of_the_full_envelope_are_refused)
+{
+	cr_assert_eq(parse("sandbox:\n"
+			   "  filesystem:\n"
+			   "    root: read_only\n"
+			   "    inputs: [{digest: 'sha256:00', mode: read_only}]\n"
+			   "    workspace: {path: /w, mode: fresh_overlay, max_bytes: 2147483648}\n"
+			   "    devices: []\n"), -EINVAL);
+	expect_diag(0, 4, 5, "'inputs' is not supported by this version of tether; "
+			     "it is refused rather than ignored");
+	expect_diag(1, 5, 27, "'mode' is not supported by this version of tether; "
+			      "it is refused rather than ignored");
+	expect_diag(2, 5, 48, "'max_bytes' is not supported by this version of tether; "
+			      "it is refused rather than ignored");
+	expect_diag(3, 6, 5, "'devices' is not supported by this version of tether; "
+			     "it is refused rather than ignored");
+	cr_expect_eq(diags.count, 4);
+}
+
+Test(policyc, wrong_types)
+{
+	expect_only_error("sandbox: [filesystem]\n", 1, 10, "'sandbox' must be a mapping, got a sequence");
+	fini();
+	expect_only_error("sandbox:\n", 1, 9, "'sandbox' must be a mapping, got an empty value");
+	fini();
+	expect_only_error("sandbox:\n  filesystem: ro\n", 2, 15,
+			  "'filesystem' must be a mapping, got a scalar");
+	fini();
+	expect_only_error("sandbox:\n  filesystem:\n    root:\n      - read_only\n"
+			  "    workspace: {path: /w}\n",
+			  4, 7, "'root' must be a scalar, got a sequence");
+	fini();
+	expect_only_error("sandbox:\n  filesystem:\n    root: {mode: read_only}\n"
+			  "    workspace: {path: /w}\n",
+			  3, 11, "'root' must be a scalar, got a mapping");
+	fini();
+	expect_only_error("sandbox:\n  filesystem:\n    root: read_only\n    workspace: /w\n",
+			  4, 16, "'workspace' must be a mapping, got a scalar");
+	fini();
+	expect_only_error("sandbox:\n  filesystem:\n    root: read_only\n    workspace:\n"
+			  "      path: [/w]\n",
+			  5, 13, "'path' must be a scalar, got a sequence");
+}
+
+Test(policyc, root_accepts_only_read_only)
+{
+	expect_only_error("sandbox:\n  filesystem:\n    root: read_write\n    workspace: {path: /w}\n",
+			  3, 11, "'root' must be 'read_only' (the only mode this version enforces), "
+				 "got 'read_write'");
+	fini();
+	expect_only_error("sandbox:\n  filesystem:\n    root:\n    workspace: {path: /w}\n",
+			  3, 10, "'root' must be 'read_only' (the only mode this version enforces), "
+				 "got an empty value");
+}
+
+Test(policyc, required_keys)
+{
+	/* Both at 1:1, in the order found: the unknown key, then the missing one. */
+	cr_assert_eq(parse("foo: 1\n"), -EINVAL);
+	expect_diag(0, 1, 1, "unknown key 'foo' at the top level (expected one of: sandbox)");
+	expect_diag(1, 1, 1, "missing required key 'sandbox' at the top level");
+	cr_expect_eq(diags.count, 2);
+	fini();
+
+	cr_assert_eq(parse("{}\n"), -EINVAL);
+	expect_diag(0, 1, 1, "missing required key 'sandbox' at the top level");
+	fini();
+	expect_only_error("sandbox: {}\n", 1, 1, "missing required key 'filesystem' in 'sandbox'");
+	fini();
+	expect_only_error("sandbox:\n  filesystem:\n    workspace: {path: /w}\n", 2, 3,
+			  "missing required key 'root' in 'sandbox.filesystem'");
+	fini();
+	expect_only_error("sandbox:\n  filesystem:\n    root: read_only\n", 2, 3,
+			  "missing required key 'workspace' in 'sandbox.filesystem'");
+	fini();
+	expect_only_error("sandbox:\n  filesystem:\n    root: read_only\n    workspace: {}\n", 4, 5,
+			  "missing required key 'path' in 'sandbox.filesystem.workspace'");
+}
+
+Test(policyc, workspace_path_checks)
+{
+	static const char prefix[] = "sandbox:\n  filesystem:\n    root: read_only\n"
+				     "    workspace:\n      path: ";
+	static const struct {
+		const char *value;
+		const char *message;
+	} cases[] = {
+		{ "relative/dir", "'path' must be an absolute path (starting with '/'), got 'relative/dir'" },
+		{ "''", "'path' must be an absolute path (starting with '/'), got ''" },
+		{ "", "'path' must be an absolute path, got an empty value" },
+		{ "\"/tmp/ws\\0/etc\"", "'path' contains a NUL byte" },
+		{ "/", "the workspace must not be '/': that would make the whole file system writable" },
+		{ "//./", "the workspace must not be '/': that would make the whole file system writable" },
+		{ "/tmp/../..", "the workspace must not be '/': that would make the whole file system writable" },
+	};
+	char text[512];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		snprintf(text, sizeof(text), "%s%s\n", prefix, cases[i].value);
+		/* An empty value sits right after "path:" (libyaml's mark), the others at 5:13. */
+		expect_only_error(text, 5, cases[i].value[0] ? 13 : 12, cases[i].message);
+		fini();
+	}
+}
+
+Test(policyc, workspace_path_too_long)
+{
+	char *name = repeat("a", 251);
+	char text[512];
+
+	snprintf(text, sizeof(text),
+		 "sandbox:\n  filesystem:\n    root: read_only\n    workspace:\n      path: /%s\n", name);
+	expect_only_error(text, 5, 13,
+			  "'path' is 252 bytes long after normalisation, over the limit of 251: "
+			  "the kernel's path rule key holds at most 251 bytes");
+	free(name);
+}
+
+Test(policyc, all_errors_are_reported_in_one_pass_in_file_order)
+{
+	cr_assert_eq(parse("sandbox:\n"
+			   "  filesystem:\n"
+			   "    root: read_write\n"
+			   "    workspace:\n"
+			   "      path: relative/ws\n"
+			   "  resources:\n"
+			   "    cpu: 2\n"), -EINVAL);
+	cr_assert_eq(diags.count, 3);
+	expect_diag(0, 3, 11, "'root' must be 'read_only' (the only mode this version enforces), "
+			      "got 'read_write'");
+	expect_diag(1, 5, 13, "'path' must be an absolute path (starting with '/'), got 'relative/ws'");
+	expect_diag(2, 6, 3, "'resources' is not supported by this version of tether; "
+			     "it is refused rather than ignored");
+}
+
+Test(policyc, errors_found_at_different_stages_come_out_in_file_order)
+{
+	/* Missing keys are known only after a mapping's end, duplicates too. */
+	cr_assert_eq(parse("sandbox:\n"
+			   "  identity: {}\n"
+			   "  filesystem:\n"
+			   "    workspace: {path: /w, path: /v}\n"
+			   "  x: !custom 1\n"), -EINVAL);
+	expect_diag(0, 2, 3, "'identity' is not supported by this version of tether; "
+			     "it is refused rather than ignored");
+	expect_diag(1, 3, 3, "missing required key 'root' in 'sandbox.filesystem'");
+	expect_diag(2, 4, 27, "duplicate key 'path' (first defined at line 4)");
+	expect_diag(3, 5, 3, "unknown key 'x' in 'sandbox' (expected one of: filesystem)");
+	expect_diag(4, 5, 6, "tag '!custom' is not supported: an envelope uses only the standard "
+			     "tags (!!str, !!int, !!float, !!bool, !!null, !!map, !!seq)");
+	cr_expect_eq(diags.count, 5);
+}
+
+Test(policyc, user_text_in_messages_is_escaped_and_truncated)
+{
+	char *long_key = repeat("k", 100);
+	char text[512];
+	char message[512];
+
+	expect_only_error(VALID "  \"\\e[31mred\": 1\n", 6, 3,
+			  "unknown key '\\x1b[31mred' in 'sandbox' (expected one of: filesystem)");
+	fini();
+
+	snprintf(text, sizeof(text), VALID "  %s: 1\n", long_key);
+	long_key[64] = '\0';
+	snprintf(message, sizeof(message),
+		 "unknown key '%s...' in 'sandbox' (expected one of: filesystem)", long_key);
+	expect_only_error(text, 6, 3, message);
+	free(long_key);
+}
+
+/* ---- YAML structure and hostile input ------------------------------------- */
+
+Test(policyc, duplicate_keys)
+{
+	expect_only_error("sandbox:\n  filesystem:\n    root: read_only\n"
+			  "    workspace: {path: /w}\n    root: read_only\n",
+			  5, 5, "duplicate key 'root' (first defined at line 3)");
+	fini();
+
+	/* Quoting does not make a key different; every repeat is reported. */
+	cr_assert_eq(parse(VALID "'sandbox': {}\n\"sandbox\": {}\n"), -EINVAL);
+	expect_diag(0, 6, 1, "duplicate key 'sandbox' (first defined at line 1)");
+	expect_diag(1, 7, 1, "duplicate key 'sandbox' (first defined at line 1)");
+	cr_expect_eq(diags.count, 2);
+}
+
+Test(policyc, many_distinct_keys_are_checked_quickly)
+{
+	/* 40000 keys (80003 nodes): a quadratic duplicate check would crawl here. */
+	size_t keys = 40000;
+	char *text = malloc(keys * 16 + 64);
+	size_t len = 0;
+	struct timespec start, end;
+
+	cr_assert_not_null(text);
+	len += (size_t)sprintf(text + len, "{");
+	for (size_t i = 0; i < keys; i++)
+		len += (size_t)sprintf(text + len, "k%zu: 1, ", i);
+	len += (size_t)sprintf(text + len, "k0: 2}\n");
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	cr_assert_eq(parse_len(text, len), -EINVAL);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	/* One duplicate, 40000 unknown keys and the missing 'sandbox'. */
+	cr_expect_eq(diags.count, keys + 2);
+	cr_expect_str_eq(diags.items[0].message, "missing required key 'sandbox' at the top level");
+	cr_expect_lt(end.tv_sec - start.tv_sec, 5, "took %ld s", (long)(end.tv_sec - start.tv_sec));
+	free(text);
+}
+
+Test(policyc, non_scalar_keys)
+{
+	expect_only_error(VALID "[a, b]: 1\n", 6, 1, "mapping keys must be scalars, got a sequence");
+	fini();
+	expect_only_error(VALID "? {a: b}\n: 1\n", 6, 3, "mapping keys must be scalars, got a mapping");
+}
+
+Test(policyc, anchors_are_refused_and_checking_continues)
+{
+	cr_assert_eq(parse("sandbox:\n  filesystem:\n    root: &mode read_only\n"
+			   "    workspace: {path: relative}\n"), -EINVAL);
+	expect_diag(0, 3, 11, "anchor '&mode' is not supported: an envelope spells out every value");
+	expect_diag(1, 4, 23, "'path' must be an absolute path (starting with '/'), got 'relative'");
+	cr_expect_eq(diags.count, 2);
+}
+
+Test(policyc, aliases_end_parsing)
+{
+	expect_only_error("sandbox:\n  filesystem:\n    root: read_only\n"
+			  "    workspace: *ws\n    bogus: 1\n",
+			  4, 16, "alias '*ws' is not supported: an envelope spells out every value");
+}
+
+Test(policyc, billion_laughs_fails_fast_at_the_first_alias, .timeout = 5)
+{
+	char text[4096] = "lol0: &lol0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+
+	/* Nine levels of nine aliases each: 9^9 values if anything expanded them. */
+	for (int level = 1; level <= 9; level++) {
+		char line[256];
+		int n = snprintf(line, sizeof(line), "lol%d: &lol%d [", level, level);
+
+		for (int i = 0; i < 9; i++)
+			n += snprintf(line + n, sizeof(line) - (size_t)n, "%s*lol%d", i ? ", " : "",
+				      level - 1);
+		snprintf(line + n, sizeof(line) - (size_t)n, "]\n");
+		strcat(text, line);
+	}
+	cr_assert_eq(parse(text), -EINVAL);
+	expect_diag(0, 1, 7, "anchor '&lol0' is not supported: an envelope spells out every value");
+	expect_diag(1, 2, 7, "anchor '&lol1' is not supported: an envelope spells out every value");
+	expect_diag(2, 2, 14, "alias '*lol0' is not supported: an envelope spells out every value");
+	cr_expect_eq(diags.count, 3, "parsing must stop at the first alias");
+}
+
+Test(policyc, tags)
+{
+	expect_only_error("sandbox:\n  filesystem:\n    root: !custom read_only\n"
+			  "    workspace: {path: /w}\n",
+			  3, 11, "tag '!custom' is not supported: an envelope uses only the standard tags "
+				 "(!!str, !!int, !!float, !!bool, !!null, !!map, !!seq)");
+	fini();
+	expect_only_error("sandbox:\n  filesystem:\n    root: ! read_only\n"
+			  "    workspace: {path: /w}\n",
+			  3, 11, "tag '!' is not supported: an envelope uses only the standard tags "
+				 "(!!str, !!int, !!float, !!bool, !!null, !!map, !!seq)");
+	fini();
+	/* The value is still checked: two problems at one position, tag first. */
+	cr_assert_eq(parse("sandbox:\n  filesystem:\n    root: !!binary cmVhZF9vbmx5\n"
+			   "    workspace: {path: /w}\n"), -EINVAL);
+	expect_diag(0, 3, 11, "tag '!!binary' is not supported on a scalar: an envelope uses only "
+			      "the standard tags (!!str, !!int, !!float, !!bool, !!null, !!map, !!seq)");
+	expect_diag(1, 3, 11, "'root' must be 'read_only' (the only mode this version enforces), "
+			      "got 'cmVhZF9vbmx5'");
+	cr_expect_eq(diags.count, 2);
+	fini();
+	cr_assert_eq(parse(VALID "  x: !!seq {}\n"), -EINVAL);
+	expect_diag(1, 6, 6, "tag '!!seq' is not supported on a mapping: an envelope uses only "
+			     "the standard tags (!!str, !!int, !!float, !!bool, !!null, !!map, !!seq)");
+	cr_expect_eq(diags.count, 2);
+	fini();
+	fini();
+	/* A %TAG directive can point "!!" elsewhere; what counts is the resolved tag. */
+	cr_assert_eq(parse("%TAG !! tag:example.com,2024:\n---\n" VALID
+			   "    x: !!str 1\n"), -EINVAL);
+	expect_diag(0, 8, 5, "unknown key 'x' in 'sandbox.filesystem' (expected one of: root, workspace)");
+	expect_diag(1, 8, 8, "tag 'tag:example.com,2024:str' is not supported: an envelope uses "
+			     "only the standard tags (!!str, !!int, !!float, !!bool, !!null, !!map, !!seq)");
+}
+
+Test(policyc, nesting_depth_limit)
+{
+	/* The top-level mapping is level 1, so 31 sequences reach level 32: allowed. */
+	char *open = repeat("[", 32);
+	char *close = repeat("]", 32);
+	char text[256];
+
+	snprintf(text, sizeof(text), "sandbox: %.*s%.*s\n", 31, open, 31, close);
+	expect_only_error(text, 1, 10, "'sandbox' must be a mapping, got a sequence");
+	fini();
+
+	/* The 32nd '[' (column 10 + 31) opens level 33. */
+	snprintf(text, sizeof(text), "sandbox: %s%s\n", open, close);
+	expect_only_error(text, 1, 41, "nesting deeper than 32 levels; refusing to read further");
+	free(open);
+	free(close);
+}
+
+Test(policyc, very_deep_nesting_stops_early, .timeout = 10)
+{
+	/* A megabyte of '[': must neither recurse nor read past level 33. */
+	size_t depth = 1 << 20;
+	char *text = repeat("[", depth);
+
+	cr_assert_eq(parse_len(text, depth), -EINVAL);
+	expect_diag(0, 1, 33, "nesting deeper than 32 levels; refusing to read further");
+	cr_expect_eq(diags.count, 1);
+	free(text);
+}
+
+Test(policyc, node_count_limit)
+{
+	/*
+	 * Nodes: the top-level mapping, the key "sandbox", the sequence, then
+	 * the items "a": item k (1-based) is node k + 3, so item 99998 is node
+	 * 100001, the first too many.  Item k starts at column 11 + 2 (k - 1).
+	 */
+	char *items = repeat("a,", 100000);
+	size_t len = strlen("sandbox: [") + strlen(items) + strlen("]\n");
+	char *text = malloc(len + 1);
+
+	cr_assert_not_null(text);
+	snprintf(text, len + 1, "sandbox: [%s]\n", items);
+	cr_assert_eq(parse(text), -EINVAL);
+	expect_diag(0, 1, 11 + 2 * (99998 - 1),
+		    "the envelope has more than 100000 nodes; refusing to read further");
+	cr_expect_eq(diags.count, 1);
+	free(items);
+	free(text);
+}
+
+Test(policyc, input_size_limit)
+{
+	size_t len = TP_ENVELOPE_MAX_BYTES + 1;
+	char *text = malloc(len);
+	char message[128];
+
+	cr_assert_not_null(text);
+	memset(text, '#', len);
+	cr_assert_eq(parse_len(text, len), -EFBIG);
+	cr_assert_null(env);
+	cr_assert_eq(diags.count, 1);
+	cr_expect_eq(diags.items[0].line, 0);
+	snprintf(message, sizeof(message), "the envelope is %zu bytes, over the limit of %u bytes",
+		 len, TP_ENVELOPE_MAX_BYTES);
+	cr_expect_str_eq(diags.items[0].message, message);
+	fini();
+
+	/* Exactly at the limit is read (and here is all comment: empty). */
+	cr_assert_eq(parse_len(text, len - 1), -EINVAL);
+	expect_diag(0, 1, 1, "empty envelope: expected a mapping with key 'sandbox'");
+	free(text);
+}
+
+Test(policyc, file_size_limit)
+{
+	char path[] = "/tmp/test_policyc_XXXXXX";
+	int fd = mkstemp(path);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, TP_ENVELOPE_MAX_BYTES + 1), 0);
+	close(fd);
+	cr_expect_eq(tp_envelope_parse_file(path, &env, &diags), -EFBIG);
+	cr_expect_null(env);
+	cr_assert_eq(diags.count, 1);
+	cr_expect_eq(diags.items[0].line, 0);
+	cr_expect_str_eq(diags.items[0].message,
+			 "the file is 4194305 bytes, over the limit of 4194304 bytes");
+	unlink(path);
+}
+
+Test(policyc, nul_byte)
+{
+	static const char text[] = "sandbox:\n  file\0system:\n";
+
+	cr_assert_eq(parse_len(text, sizeof(text) - 1), -EINVAL);
+	expect_diag(0, 2, 7, "NUL byte in the envelope: YAML text cannot contain one");
+	cr_expect_eq(diags.count, 1);
+}
+
+Test(policyc, empty_input)
+{
+	static const char empty[] = "empty envelope: expected a mapping with key 'sandbox'";
+
+	expect_only_error("", 1, 1, empty);
+	fini();
+	expect_only_error("# only a comment\n\n", 1, 1, empty);
+	fini();
+	expect_only_error("---\n", 2, 1, empty);
+	fini();
+	expect_only_error("~\n", 1, 1, empty);
+	fini();
+	cr_assert_eq(tp_envelope_parse("t.yaml", NULL, 0, &env, &diags), -EINVAL);
+	expect_diag(0, 1, 1, empty);
+}
+
+Test(policyc, top_level_must_be_a_mapping)
+{
+	expect_only_error("- sandbox\n", 1, 1,
+			  "the envelope must be a mapping with key 'sandbox', got a sequence");
+	fini();
+	expect_only_error("sandbox\n", 1, 1,
+			  "the envelope must be a mapping with key 'sandbox', got a scalar");
+}
+
+Test(policyc, multiple_documents)
+{
+	expect_only_error(VALID "---\n" VALID, 6, 1,
+			  "a second document starts here; an envelope is exactly one YAML document");
+	fini();
+	expect_only_error(VALID "...\n---\n" VALID, 7, 1,
+			  "a second document starts here; an envelope is exactly one YAML document");
+}
+
+Test(policyc, yaml_syntax_errors_carry_libyaml_problem_and_mark)
+{
+	expect_only_error("sandbox:\n  filesystem:\n    root: read_only\n   workspace: {}\n", 4, 4,
+			  "did not find expected key (while parsing a block mapping at line 2, column 3)");
+	fini();
+	expect_only_error("sandbox: [a, b\n", 2, 1,
+			  "did not find expected ',' or ']' (while parsing a flow sequence at line 1, "
+			  "column 10)");
+	fini();
+	expect_only_error("sandbox:\n  filesystem:\n    root: 'read_only\n", 4, 1,
+			  "found unexpected end of stream (while scanning a quoted scalar at line 3, "
+			  "column 11)");
+	fini();
+	/* Reader errors give an offset, not a mark: the position is computed from it. */
+	expect_only_error("sandbox:\n  fs: caf\xc3\xa9 \xff\n", 2, 12,
+			  "invalid leading UTF-8 octet (0xff)");
+	fini();
+	expect_only_error("sandbox:\n  fs: \x1b[31m\n", 2, 7,
+			  "control characters are not allowed (0x1b)");
+}
+
+Test(policyc, utf16_is_not_guessed)
+{
+	static const char text[] = "\xff\xfes\0a\0";
+
+	/* The NUL check comes first; without NULs a UTF-16 BOM is invalid UTF-8. */
+	cr_assert_eq(parse_len(text, sizeof(text) - 1), -EINVAL);
+	fini();
+	expect_only_error("\xff\xfe", 1, 1, "invalid leading UTF-8 octet (0xff)");
+}
+
+Test(policyc, failure_leaves_output_untouched)
+{
+	struct tp_envelope *sentinel = (struct tp_envelope *)&diags;
+	struct tp_envelope *out = sentinel;
+
+	cr_assert_eq(tp_envelope_parse("t.yaml", "sandbox: 1\n", 11, &out, &diags), -EINVAL);
+	cr_expect_eq(out, sentinel);
+}
+
+Test(policyc, diags_may_be_null)
+{
+	cr_expect_eq(tp_envelope_parse("t.yaml", "sandbox: 1\n", 11, &env, NULL), -EINVAL);
+	cr_expect_null(env);
+	cr_expect_eq(tp_envelope_parse("t.yaml", VALID, strlen(VALID), &env, NULL), 0);
+	cr_expect_not_null(env);
+	cr_expect_eq(tp_envelope_parse_file("/nonexistent/tether.yaml", &env, NULL), -ENOENT);
+}
+
+Test(policyc, bad_arguments)
+{
+	cr_expect_eq(tp_envelope_parse("t.yaml", NULL, 1, &env, &diags), -EINVAL);
+	cr_expect_eq(tp_envelope_parse("t.yaml", VALID, strlen(VALID), NULL, &diags), -EINVAL);
+	cr_expect_eq(tp_envelope_parse_file(NULL, &env, &diags), -EINVAL);
+	cr_expect_eq(diags.count, 0);
+}
+
+/* ---- files ---------------------------------------------------------------- */
+
+Test(policyc, file_io_errors_are_line_zero_diagnostics)
+{
+	char path[] = "/tmp/test_policyc_XXXXXX";
+	char fifo[sizeof(path) + 8];
+	char *text = NULL;
+
+	cr_assert_eq(tp_envelope_parse_file("/nonexistent/tether.yaml", &env, &diags), -ENOENT);
+	cr_assert_eq(diags.count, 1);
+	cr_expect_eq(diags.items[0].line, 0);
+	cr_expect_str_eq(diags.items[0].file, "/nonexistent/tether.yaml");
+	cr_expect_str_eq(diags.items[0].message, "cannot open: No such file or directory");
+	cr_assert_eq(tp_diags_format(&diags, &text), 0);
+	cr_expect_str_eq(text, "/nonexistent/tether.yaml: error: cannot open: No such file or directory\n");
+	free(text);
+	fini();
+
+	cr_expect_eq(tp_envelope_parse_file("/tmp", &env, &diags), -EISDIR);
+	cr_expect_str_eq(diags.items[0].message, "cannot read: Is a directory");
+	fini();
+
+	/* A FIFO would block a plain open() until someone writes. */
+	cr_assert_not_null(mkdtemp(path));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", path);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	cr_expect_eq(tp_envelope_parse_file(fifo, &env, &diags), -EINVAL);
+	cr_expect_str_eq(diags.items[0].message, "not a regular file");
+	unlink(fifo);
+	rmdir(path);
+}
+
+Test(policyc, parse_file_names_the_file_in_diagnostics)
+{
+	char *text = NULL;
+
+	cr_assert_eq(tp_envelope_parse_file(INVALID_DIR "/three-problems.yaml", &env, &diags), -EINVAL);
+	cr_assert_eq(tp_diags_format(&diags, &text), 0);
+	cr_expect_str_eq(text,
+		INVALID_DIR "/three-problems.yaml:3:11: error: 'root' must be 'read_only' "
+			"(the only mode this version enforces), got 'read_write'\n"
+		INVALID_DIR "/three-problems.yaml:5:13: error: 'path' must be an absolute path "
+			"(starting with '/'), got 'relative/ws'\n"
+		INVALID_DIR "/three-problems.yaml:6:3: error: 'resources' is not supported by this "
+			"version of tether; it is refused rather than ignored\n");
+	free(text);
+}
+
+static char *read_text_file(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *text = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	if (!f)
+		return NULL;
+	n = getdelim(&text, &cap, '\0', f);
+	fclose(f);
+	if (n < 0) {
+		free(text);
+		return strdup("");
+	}
+	return text;
+}
+
+/*
+ * Every tests/policyc/invalid/NAME.yaml must fail, and the first line of its
+ * diagnostics, without the "FILE:" prefix, must equal NAME.expected.
+ */
+Test(policyc, invalid_examples_match_expected_first_diagnostic)
+{
+	DIR *dir = opendir(INVALID_DIR);
+	struct dirent *entry;
+	size_t checked = 0;
+
+	cr_assert_not_null(dir, "run the tests from the repository root");
+	while ((entry = readdir(dir))) {
+		size_t len = strlen(entry->d_name);
+		char yaml_path[512], expected_path[512];
+		struct tp_diags file_diags = { 0 };
+		struct tp_envelope *file_env = NULL;
+		char *expected, *text = NULL, *first, *newline;
+		int r;
+
+		if (len > 9 && strcmp(entry->d_name + len - 9, ".expected") == 0) {
+			/* The other direction: no orphaned expectation. */
+			snprintf(yaml_path, sizeof(yaml_path), "%s/%.*s.yaml", INVALID_DIR,
+				 (int)(len - 9), entry->d_name);
+			cr_expect_eq(access(yaml_path, F_OK), 0, "%s has no .yaml", entry->d_name);
+			continue;
+		}
+		if (len < 5 || strcmp(entry->d_name + len - 5, ".yaml") != 0)
+			continue;
+		snprintf(yaml_path, sizeof(yaml_path), "%s/%s", INVALID_DIR, entry->d_name);
+		snprintf(expected_path, sizeof(expected_path), "%s/%.*s.expected", INVALID_DIR,
+			 (int)(len - 5), entry->d_name);
+
+		expected = read_text_file(expected_path);
+		cr_expect_not_null(expected, "%s is missing", expected_path);
+		r = tp_envelope_parse_file(yaml_path, &file_env, &file_diags);
+		cr_expect_lt(r, 0, "%s parsed without error", yaml_path);
+		cr_expect_null(file_env);
+		cr_expect_gt(file_diags.count, 0, "%s: no diagnostic", yaml_path);
+		cr_assert_eq(tp_diags_format(&file_diags, &text), 0);
+
+		/* "FILE:3:5: error: ..." -> "3:5: error: ..."; "FILE: error: ..." -> "error: ..." */
+		first = text;
+		if (strncmp(first, yaml_path, strlen(yaml_path)) == 0 && first[strlen(yaml_path)] == ':')
+			first += strlen(yaml_path) + 1;
+		if (*first == ' ')
+			first++;
+		newline = strchr(first, '\n');
+		if (newline)
+			*newline = '\0';
+		if (expected) {
+			newline = strchr(expected, '\n');
+			if (newline)
+				*newline = '\0';
+			cr_expect_str_eq(first, expected, "%s", yaml_path);
+		}
+
+		free(text);
+		free(expected);
+		tp_envelope_free(file_env);
+		tp_diags_free(&file_diags);
+		checked++;
+	}
+	closedir(dir);
+	cr_expect_geq(checked, 20, "only %zu invalid examples found", checked);
+}
+
+/* ---- diagnostics API ------------------------------------------------------- */
+
+Test(policyc, diags_format)
+{
+	char *text = NULL;
+
+	cr_assert_eq(tp_diags_format(&diags, &text), 0);
+	cr_expect_str_eq(text, "");
+	free(text);
+
+	cr_assert_eq(tp_diags_add(&diags, "a.yaml", 3, 5, "bad %s", "thing"), 0);
+	cr_assert_eq(tp_diags_add(&diags, "a.yaml", 0, 0, "cannot open: %s", "denied"), 0);
+	cr_assert_eq(tp_diags_add(&diags, NULL, 1, 1, "x"), 0);
+	cr_assert_eq(tp_diags_format(&diags, &text), 0);
+	cr_expect_str_eq(text, "a.yaml:3:5: error: bad thing\n"
+			       "a.yaml: error: cannot open: denied\n"
+			       "<input>:1:1: error: x\n");
+	free(text);
+	cr_expect_eq(tp_diags_format(NULL, &text), -EINVAL);
+	cr_expect_eq(tp_diags_format(&diags, NULL), -EINVAL);
+}
+
+Test(policyc, diags_grow_and_free)
+{
+	for (unsigned int i = 0; i < 1000; i++)
+		cr_assert_eq(tp_diags_add(&diags, "f", i + 1, 1, "%u", i), 0);
+	cr_assert_eq(diags.count, 1000);
+	cr_expect_str_eq(diags.items[999].message, "999");
+	tp_diags_free(&diags);
+	cr_expect_null(diags.items);
+	cr_expect_eq(diags.count, 0);
+	tp_diags_free(&diags);	/* twice is fine */
+	tp_diags_free(NULL);
+	tp_envelope_free(NULL);
+	tp_policy_free(NULL);
+	cr_expect_eq(tp_diags_add(NULL, "f", 1, 1, "x"), -EINVAL);
+}
+
+/* ---- path normalisation ---------------------------------------------------- */
+
+Test(policyc, path_normalize)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "/", "/" },
+		{ "//", "/" },
+		{ "/.", "/" },
+		{ "/..", "/" },
+		{ "/../..", "/" },
+		{ "/a", "/a" },
+		{ "/a/", "/a" },
+		{ "/a//b/./c/../d/", "/a/b/d" },
+		{ "/a/b/../../..", "/" },
+		{ "/../a", "/a" },
+		{ "/a/./././b", "/a/b" },
+		{ "/a/..b/.c/...", "/a/..b/.c/..." },
+		{ "///a///b///", "/a/b" },
+		{ "/tmp/tether-demo/workspace", "/tmp/tether-demo/workspace" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		char *out = tp_path_normalize(cases[i].in);
+
+		cr_assert_not_null(out, "%s", cases[i].in);
+		cr_expect_str_eq(out, cases[i].out, "normalising %s", cases[i].in);
+		free(out);
+	}
+}
+
+Test(policyc, path_normalize_rejects_relative_and_empty)
+{
+	static const char *const bad[] = { "", "a", "a/b", "./a", "../a", " /a" };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		errno = 0;
+		cr_expect_null(tp_path_normalize(bad[i]), "'%s'", bad[i]);
+		cr_expect_eq(errno, EINVAL, "'%s'", bad[i]);
+	}
+	errno = 0;
+	cr_expect_null(tp_path_normalize(NULL));
+	cr_expect_eq(errno, EINVAL);
+}
+
+/* ---- compilation ----------------------------------------------------------- */
+
+Test(policyc, compile_rules_in_order)
+{
+	static const struct {
+		const char *path;
+		uint32_t access;
+	} expected[] = {
+		{ "/", TETHER_ACCESS_READ | TETHER_ACCESS_EXEC },
+		{ "/tmp/tether-demo/workspace",
+		  TETHER_ACCESS_READ | TETHER_ACCESS_WRITE | TETHER_ACCESS_EXEC },
+		{ "/dev/null", TETHER_ACCESS_READ | TETHER_ACCESS_WRITE },
+		{ "/dev/zero", TETHER_ACCESS_READ | TETHER_ACCESS_WRITE },
+		{ "/dev/full", TETHER_ACCESS_READ | TETHER_ACCESS_WRITE },
+		{ "/dev/random", TETHER_ACCESS_READ | TETHER_ACCESS_WRITE },
+		{ "/dev/urandom", TETHER_ACCESS_READ | TETHER_ACCESS_WRITE },
+		{ "/dev/tty", TETHER_ACCESS_READ | TETHER_ACCESS_WRITE },
+		{ "/dev/pts", TETHER_ACCESS_READ | TETHER_ACCESS_WRITE },
+	};
+	struct tp_policy *policy = NULL;
+
+	cr_assert_eq(tp_envelope_parse_file(EXAMPLES_DIR "/minimal.yaml", &env, &diags), 0);
+	cr_assert_eq(tp_policy_compile(env, &policy), 0);
+	cr_assert_eq(policy->path_rule_count, sizeof(expected) / sizeof(*expected));
+	for (size_t i = 0; i < policy->path_rule_count; i++) {
+		cr_expect_str_eq(policy->path_rules[i].path, expected[i].path, "rule %zu", i);
+		cr_expect_eq(policy->path_rules[i].access, expected[i].access, "rule %zu", i);
+	}
+	tp_policy_free(policy);
+}
+
+Test(policyc, compile_merges_a_workspace_that_is_a_builtin_path)
+{
+	struct tp_envelope hand = { .root = TP_ROOT_READ_ONLY, .workspace_path = "/dev/pts" };
+	struct tp_policy *policy = NULL;
+
+	cr_assert_eq(tp_policy_compile(&hand, &policy), 0);
+	cr_assert_eq(policy->path_rule_count, 8);
+	cr_expect_str_eq(policy->path_rules[1].path, "/dev/pts");
+	cr_expect_eq(policy->path_rules[1].access, TETHER_ACCESS_ALL);
+	cr_expect_str_eq(policy->path_rules[7].path, "/dev/tty");
+	tp_policy_free(policy);
+}
+
+Test(policyc, compile_refuses_an_unchecked_envelope)
+{
+	static const char *const bad_paths[] = { NULL, "", "/", "relative", "/a//b", "/a/" };
+	struct tp_envelope hand = { .root = TP_ROOT_READ_ONLY };
+	struct tp_policy *policy = (struct tp_policy *)&hand;
+	char *long_path = repeat("/a", 126);	/* 252 bytes */
+
+	for (size_t i = 0; i < sizeof(bad_paths) / sizeof(*bad_paths); i++) {
+		hand.workspace_path = (char *)bad_paths[i];
+		cr_expect_eq(tp_policy_compile(&hand, &policy), -EINVAL, "'%s'",
+			     bad_paths[i] ? bad_paths[i] : "(null)");
+	}
+	hand.workspace_path = long_path;
+	cr_expect_eq(tp_policy_compile(&hand, &policy), -EINVAL);
+	hand.workspace_path = "/w";
+	hand.root = 0;
+	cr_expect_eq(tp_policy_compile(&hand, &policy), -EINVAL);
+	cr_expect_eq(tp_policy_compile(NULL, &policy), -EINVAL);
+	cr_expect_eq(policy, (struct tp_policy *)&hand, "output written on failure");
+	free(long_path);
+}
