@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Audit records written by the BPF programs into a run's ring buffer and
+ * decoded by runtime/audit.c.  Every record starts with struct tether_event_hdr;
+ * `kind` says which body follows and `size` is the whole record's length.
+ *
+ * `seq` is per run, handed out by the kernel in reservation order and starting
+ * at 1, so a gap in the stream is visible; records that found the ring full
+ * are counted in struct tether_run.audit_lost instead.
+ */
+#ifndef TETHER_ABI_EVENT_H
+#define TETHER_ABI_EVENT_H
+
+#ifndef __bpf__
+#include <linux/types.h>
+#endif
+
+#define TETHER_COMM_LEN		16
+#define TETHER_EVENT_PATH_MAX	256
+
+enum tether_event_kind {
+	TETHER_EVENT_FS = 1,
+};
+
+enum tether_fs_op {
+	TETHER_FS_OPEN_WRITE = 1,
+	TETHER_FS_CREATE     = 2,	/* mknod, including open(O_CREAT) of a new file */
+	TETHER_FS_UNLINK     = 3,
+	TETHER_FS_MKDIR      = 4,
+	TETHER_FS_RMDIR      = 5,
+	TETHER_FS_RENAME     = 6,	/* path is the side that was refused */
+	TETHER_FS_LINK       = 7,
+	TETHER_FS_SYMLINK    = 8,
+	TETHER_FS_TRUNCATE   = 9,
+	TETHER_FS_CHMOD      = 10,
+	TETHER_FS_CHOWN      = 11,
+	TETHER_FS_MOUNT      = 12,	/* mount(2), fsmount, bind mounts */
+	TETHER_FS_UMOUNT     = 13,
+	TETHER_FS_PIVOT_ROOT = 14,
+	TETHER_FS_MOVE_MOUNT = 15,
+};
+
+enum tether_decision {
+	TETHER_DECISION_ALLOW = 0,
+	TETHER_DECISION_DENY  = 1,
+};
+
+/* Why the decision was made. */
+enum tether_reason {
+	TETHER_REASON_RULE         = 0,	/* a rule matched; rule_id names it */
+	TETHER_REASON_DEFAULT_DENY = 1,	/* no rule grants the access */
+	TETHER_REASON_UNRESOLVED   = 2,	/* the path could not be resolved: denied */
+	TETHER_REASON_FORBIDDEN    = 3,	/* no rule can grant the operation (mounts) */
+};
+
+#define TETHER_FS_PATH_TRUNCATED (1u << 0)
+
+struct tether_event_hdr {
+	__u16 kind;		/* enum tether_event_kind */
+	__u16 size;		/* bytes of the whole record */
+	__u32 run_slot;
+	__u64 cgroup_id;	/* the run's cgroup */
+	__u32 pid;		/* thread id */
+	__u32 tgid;		/* process id */
+	__u64 ts_ns;		/* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u64 seq;
+};
+
+struct tether_fs_event {
+	struct tether_event_hdr hdr;
+	__u32 op;		/* enum tether_fs_op */
+	__u32 decision;		/* enum tether_decision */
+	__s32 err;		/* negative errno returned to the caller, 0 if allowed */
+	__u32 reason;		/* enum tether_reason */
+	__u32 rule_id;		/* valid when reason == TETHER_REASON_RULE */
+	__u32 access;		/* requested enum tether_access bits */
+	__u32 flags;		/* TETHER_FS_PATH_TRUNCATED */
+	__u32 uid;
+	char comm[TETHER_COMM_LEN];
+	char path[TETHER_EVENT_PATH_MAX];	/* NUL-terminated */
+};
+
+_Static_assert(sizeof(struct tether_event_hdr) == 40, "event header layout");
+_Static_assert(sizeof(struct tether_fs_event) == 40 + 32 + 16 + 256, "fs event layout");
+
+#endif

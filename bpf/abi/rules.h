@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Map layouts shared by the BPF programs (bpf/) and the loader (loader/).
+ *
+ * A run is one cgroup.  Every run cgroup sits at the same level of the cgroup2
+ * hierarchy (the loader sets `run_cgroup_level` before load), so a hook finds
+ * its run with one lookup of the current task's ancestor cgroup at that level:
+ * a process that creates a nested cgroup below its run cgroup still resolves to
+ * the run, and a process outside every run costs a single hash miss.
+ *
+ *   runs:        u64 run cgroup id -> struct tether_run      (hash)
+ *   path_rules:  struct tether_path_key -> struct tether_path_rule (LPM trie)
+ *   audit_rings: u32 run_slot -> ring buffer of that run     (hash of maps)
+ *
+ * Path rules are longest-prefix matches on component boundaries.  Both sides
+ * store a directory as its absolute path followed by one '/':
+ *
+ *   rule "/work/ws"   -> key bytes "/work/ws/"   prefixlen 32 + 8 * 9
+ *   rule "/"          -> key bytes "/"           prefixlen 32 + 8 * 1
+ *   query "/work/ws/a/b" (the object itself)     -> "/work/ws/a/b/"
+ *   query "/work/wsx"                            -> "/work/wsx/"  (no match
+ *                                                   for "/work/ws/": good)
+ *
+ * An operation on a directory entry (create, unlink, rename, link, mkdir,
+ * rmdir, symlink, mknod) is decided by the rule covering the *parent*
+ * directory, so a rule on a file ("/dev/null") never lets a run unlink or
+ * replace that file, and a rule on the workspace never lets a run remove or
+ * rename the workspace itself.
+ *
+ * Keys carry at most TETHER_PATH_KEY_MAX path bytes (the LPM trie's 256-byte
+ * data limit less the run slot).  A longer rule is a compile error; a longer
+ * query is truncated, which keeps matches exact because no rule is longer.
+ */
+#ifndef TETHER_ABI_RULES_H
+#define TETHER_ABI_RULES_H
+
+#ifdef __bpf__
+/* vmlinux.h provides the fixed-width types */
+#else
+#include <linux/types.h>
+#endif
+
+#define TETHER_MAX_RUNS		1024
+#define TETHER_PATH_KEY_MAX	252
+#define TETHER_AUDIT_RING_BYTES	(1u << 20)
+
+/* Access rights of a path rule: a bit mask. */
+enum tether_access {
+	TETHER_ACCESS_READ  = 1u << 0,
+	TETHER_ACCESS_WRITE = 1u << 1,	/* write-open, truncate, chmod, chown, entry changes */
+	TETHER_ACCESS_EXEC  = 1u << 2,	/* reserved: exec confinement */
+};
+#define TETHER_ACCESS_ALL (TETHER_ACCESS_READ | TETHER_ACCESS_WRITE | TETHER_ACCESS_EXEC)
+
+enum tether_run_mode {
+	TETHER_MODE_ENFORCE = 0,
+	TETHER_MODE_AUDIT   = 1,	/* reserved: allow and record */
+};
+
+/* Value of `runs`: one per live run, written by the loader, updated by BPF. */
+struct tether_run {
+	__u32 run_slot;		/* key of the run's rules and ring; 1..TETHER_MAX_RUNS */
+	__u32 mode;		/* enum tether_run_mode */
+	__u64 seq;		/* last audit sequence number handed out (atomic) */
+	__u64 audit_lost;	/* records that found the ring full (atomic) */
+};
+
+struct tether_path_key {
+	__u32 prefixlen;	/* bits: 32 (run_slot) + 8 * path bytes */
+	__u32 run_slot;
+	__u8 path[TETHER_PATH_KEY_MAX];
+};
+
+struct tether_path_rule {
+	__u32 access;		/* enum tether_access mask */
+	__u32 rule_id;		/* index of the rule in the compiled policy, for audit */
+};
+
+_Static_assert(sizeof(struct tether_run) == 24, "tether_run layout");
+_Static_assert(sizeof(struct tether_path_key) == 260, "tether_path_key layout");
+_Static_assert(sizeof(struct tether_path_key) - 4 <= 256, "LPM trie data limit");
+_Static_assert(sizeof(struct tether_path_rule) == 8, "tether_path_rule layout");
+
+#endif

@@ -1,0 +1,525 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Filesystem write confinement (BPF-LSM).
+ *
+ * A process in a run may change the filesystem only where a path rule grants
+ * TETHER_ACCESS_WRITE (bpf/abi/rules.h gives the matching semantics): write
+ * opens, O_TRUNC opens, creation of any kind, unlink, rmdir, rename, link,
+ * symlink, truncate, chmod and chown.  Everything else is denied with EACCES
+ * and recorded.  Mount operations are denied outright (EPERM): a bind mount
+ * would let the run give a protected tree a name inside its workspace.
+ *
+ * Paths are computed here from the kernel's own objects (the struct mount and
+ * dentry chain), never from the name the caller passed, so symlinks, "..",
+ * /proc/self/fd/N and /proc/self/root re-opens, chroot and io_uring all reach
+ * the same decision as a plain syscall on the resolved object.  A path that
+ * cannot be resolved to a name in the caller's mount namespace (a detached
+ * mount, another namespace's tree, a disconnected dentry from
+ * open_by_handle_at, a path longer than PATH_MAX) is denied.
+ */
+#include "bpf/common.bpf.h"
+
+#define FMODE_WRITE		0x2
+#define O_TRUNC			00001000
+#define PIPEFS_MAGIC		0x50495045
+#define SOCKFS_MAGIC		0x534F434B
+#define ANON_INODE_FS_MAGIC	0x09041934
+
+/*
+ * The walk writes the path backwards into the first half of a 2 * PATH_MAX
+ * buffer; masking every offset with WALK_MASK keeps each access provably
+ * inside the buffer for the verifier, whatever the component lengths.
+ */
+#define WALK_HALF		4096
+#define WALK_MASK		(WALK_HALF - 1)
+#define WALK_MAX_STEPS		(WALK_HALF / 2)
+#define NAME_UNSET		0xffffffffu
+
+/*
+ * Scratch space is per CPU, but BPF-LSM programs run with migration disabled,
+ * not preemption (Debian's kernels are PREEMPT_DYNAMIC and may run with
+ * preempt=full), so two tasks can interleave on one CPU.  Each user claims a
+ * slot with a compare-and-swap; running out of slots denies (fail closed).
+ */
+#define SCRATCH_SLOTS		4
+
+struct walk_scratch {
+	__u32 busy;
+	__u32 pad;
+	char buf[2 * WALK_HALF];
+	struct tether_path_key key;
+	char key_slack[4];	/* lets key.path[i & 0xff] pass the verifier */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SCRATCH_SLOTS);
+	__type(key, __u32);
+	__type(value, struct walk_scratch);
+} walk_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct tether_path_key);
+	__type(value, struct tether_path_rule);
+} path_rules SEC(".maps");
+
+struct walk_ctx {
+	struct dentry *dentry;
+	struct mount *mnt;
+	struct dentry *mnt_root;
+	__u32 slot;
+	__u32 pos;		/* the path is buf[pos, WALK_HALF) */
+	__u32 leaf_len;		/* length of the first component written */
+	__s32 err;
+	__u32 done;
+};
+
+static __always_inline struct mount *real_mount(struct vfsmount *vfsmnt)
+{
+	return (struct mount *)((void *)vfsmnt - bpf_core_field_offset(struct mount, mnt));
+}
+
+/* One step of the walk towards the namespace root (the kernel's prepend_path). */
+static long walk_step(__u32 index, void *data)
+{
+	struct walk_ctx *c = data;
+	struct dentry *d = c->dentry;
+	struct walk_scratch *s;
+	const unsigned char *name;
+	struct dentry *parent;
+	__u32 len, pos;
+
+	/* Locals, not c->...: CO-RE relocations must see kernel types only. */
+	if (d == c->mnt_root) {
+		struct mount *mnt = c->mnt;
+		struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
+
+		if (up == mnt) {
+			c->done = 1;
+			return 1;
+		}
+		c->dentry = BPF_CORE_READ(mnt, mnt_mountpoint);
+		c->mnt = up;
+		c->mnt_root = BPF_CORE_READ(up, mnt.mnt_root);
+		return 0;
+	}
+	parent = BPF_CORE_READ(d, d_parent);
+	if (parent == d) {
+		/* a root that is not its mount's root: disconnected */
+		c->err = -ENOENT;
+		return 1;
+	}
+	len = BPF_CORE_READ(d, d_name.len);
+	name = BPF_CORE_READ(d, d_name.name);
+	if (len > 255 || c->pos < len + 1) {
+		c->err = -ENAMETOOLONG;
+		return 1;
+	}
+	s = bpf_map_lookup_elem(&walk_scratch, &c->slot);
+	if (!s) {
+		c->err = -ENOENT;
+		return 1;
+	}
+	pos = c->pos - len;
+	bpf_probe_read_kernel(&s->buf[BOUNDED(pos, WALK_MASK)], BOUNDED(len, 0xff), name);
+	pos -= 1;
+	s->buf[BOUNDED(pos, WALK_MASK)] = '/';
+	c->pos = pos;
+	if (c->leaf_len == NAME_UNSET)
+		c->leaf_len = len;
+	c->dentry = parent;
+	return 0;
+}
+
+/*
+ * Writes the absolute path of (vfsmnt, dentry) in the caller's mount namespace
+ * into the claimed scratch slot.  0 or a negative errno.
+ */
+static __always_inline int resolve_path(struct vfsmount *vfsmnt, struct dentry *dentry,
+					struct walk_ctx *c)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct mount *ns_root;
+
+	c->dentry = dentry;
+	c->mnt = real_mount(vfsmnt);
+	c->mnt_root = BPF_CORE_READ(vfsmnt, mnt_root);
+	c->pos = WALK_HALF;
+	c->leaf_len = NAME_UNSET;
+	c->err = 0;
+	c->done = 0;
+	bpf_loop(WALK_MAX_STEPS, walk_step, c, 0);
+	if (c->err)
+		return c->err;
+	if (!c->done)
+		return -ENAMETOOLONG;
+	/*
+	 * The walk stopped at a mount without a parent.  Unless that is the root
+	 * of our own namespace, the object lives on a detached mount (open_tree)
+	 * or in another namespace (/proc/PID/root), where names prove nothing.
+	 */
+	ns_root = BPF_CORE_READ(task, nsproxy, mnt_ns, root);
+	if (!ns_root || c->mnt != ns_root)
+		return -ENOENT;
+	return 0;
+}
+
+static __always_inline struct walk_scratch *claim_scratch(__u32 *slot)
+{
+#pragma unroll
+	for (__u32 i = 0; i < SCRATCH_SLOTS; i++) {
+		__u32 key = i;
+		struct walk_scratch *s = bpf_map_lookup_elem(&walk_scratch, &key);
+
+		if (s && __sync_val_compare_and_swap(&s->busy, 0, 1) == 0) {
+			*slot = i;
+			return s;
+		}
+	}
+	return NULL;
+}
+
+static __always_inline void release_scratch(struct walk_scratch *s)
+{
+	__sync_lock_test_and_set(&s->busy, 0);
+}
+
+/* How a path is matched against the rules. */
+enum match_kind {
+	MATCH_OBJECT,	/* the object itself: "/a/b" is looked up as "/a/b/" */
+	MATCH_PARENT,	/* an entry of its parent: "/a/b" is looked up as "/a/" */
+};
+
+static __always_inline void emit_fs_event(struct tether_run *run, __u64 run_cgroup_id,
+					  __u32 op, __s32 err, __u32 reason,
+					  __u32 rule_id, __u32 access,
+					  struct walk_scratch *s, __u32 pos, __u32 path_len)
+{
+	struct tether_fs_event *ev;
+	__u32 n;
+
+	ev = audit_reserve(run, sizeof(*ev));
+	if (!ev)
+		return;
+	fill_hdr(&ev->hdr, run, run_cgroup_id, TETHER_EVENT_FS, sizeof(*ev));
+	ev->op = op;
+	ev->decision = err ? TETHER_DECISION_DENY : TETHER_DECISION_ALLOW;
+	ev->err = err;
+	ev->reason = reason;
+	ev->rule_id = rule_id;
+	ev->access = access;
+	ev->flags = 0;
+	ev->uid = (__u32)bpf_get_current_uid_gid();
+	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+	ev->path[0] = 0;
+	if (s && path_len == 0) {
+		ev->path[0] = '/';
+		ev->path[1] = 0;
+	} else if (s) {
+		n = path_len;
+		if (n > TETHER_EVENT_PATH_MAX - 1) {
+			n = TETHER_EVENT_PATH_MAX - 1;
+			ev->flags |= TETHER_FS_PATH_TRUNCATED;
+		}
+		bpf_probe_read_kernel(ev->path, TETHER_EVENT_PATH_MAX - 1, &s->buf[BOUNDED(pos, WALK_MASK)]);
+		ev->path[BOUNDED(n, TETHER_EVENT_PATH_MAX - 1)] = 0;
+	}
+	bpf_ringbuf_submit(ev, 0);
+}
+
+/*
+ * The decision for one operation of a run on (vfsmnt, dentry): 0 when a rule
+ * grants `access`, else `deny_err` and an audit record.  `access` 0 marks an
+ * operation no rule can grant.
+ */
+static __always_inline int decide(struct tether_run *run, __u64 run_cgroup_id, __u32 op,
+				  struct vfsmount *vfsmnt, struct dentry *dentry,
+				  enum match_kind match, __u32 access, __s32 deny_err)
+{
+	struct tether_path_rule *rule;
+	struct walk_ctx c = {};
+	struct walk_scratch *s;
+	__u32 path_len, pos, match_len, reason;
+	__u32 rule_id = 0;
+	int err;
+
+	s = claim_scratch(&c.slot);
+	if (!s) {
+		emit_fs_event(run, run_cgroup_id, op, deny_err, TETHER_REASON_UNRESOLVED,
+			      0, access, NULL, 0, 0);
+		return deny_err;
+	}
+	err = resolve_path(vfsmnt, dentry, &c);
+	pos = c.pos;
+	if (pos > WALK_HALF)
+		pos = WALK_HALF;
+	path_len = WALK_HALF - pos;
+	if (err || (match == MATCH_PARENT && c.leaf_len == NAME_UNSET)) {
+		reason = TETHER_REASON_UNRESOLVED;
+		goto deny;
+	}
+	if (!access) {
+		/* no rule can grant this operation; the walk only named it for the record */
+		reason = TETHER_REASON_FORBIDDEN;
+		goto deny;
+	}
+
+	/* Build the lookup key: the path bytes, then the bit length to match. */
+	if (path_len == 0) {
+		s->key.path[0] = '/';
+		match_len = 1;
+	} else {
+		bpf_probe_read_kernel(s->key.path, TETHER_PATH_KEY_MAX, &s->buf[BOUNDED(pos, WALK_MASK)]);
+		if (match == MATCH_PARENT) {
+			/* "/a/b": parent "/a" plus its '/' is everything but the leaf */
+			match_len = path_len - c.leaf_len;
+		} else {
+			match_len = path_len + 1;
+			if (path_len < TETHER_PATH_KEY_MAX)
+				s->key.path[BOUNDED(path_len, 0xff)] = '/';
+		}
+	}
+	if (match_len > TETHER_PATH_KEY_MAX)
+		match_len = TETHER_PATH_KEY_MAX;
+	s->key.prefixlen = 32 + 8 * match_len;
+	s->key.run_slot = run->run_slot;
+
+	rule = bpf_map_lookup_elem(&path_rules, &s->key);
+	if (rule && (rule->access & access) == access) {
+		release_scratch(s);
+		return 0;
+	}
+	reason = TETHER_REASON_DEFAULT_DENY;
+	if (rule) {
+		reason = TETHER_REASON_RULE;
+		rule_id = rule->rule_id;
+	}
+deny:
+	emit_fs_event(run, run_cgroup_id, op, deny_err, reason, rule_id, access, s, pos,
+		      path_len);
+	release_scratch(s);
+	return deny_err;
+}
+
+static __always_inline int check_path(__u32 op, const struct path *path, enum match_kind match)
+{
+	struct tether_run *run;
+	__u64 cgid;
+
+	run = current_run(&cgid);
+	if (!run)
+		return 0;
+	return decide(run, cgid, op, BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry),
+		      match, TETHER_ACCESS_WRITE, -EACCES);
+}
+
+/* An entry `dentry` of the directory `dir` is created, removed or replaced. */
+static __always_inline int check_entry(__u32 op, const struct path *dir, struct dentry *dentry)
+{
+	struct tether_run *run;
+	__u64 cgid;
+
+	run = current_run(&cgid);
+	if (!run)
+		return 0;
+	return decide(run, cgid, op, BPF_CORE_READ(dir, mnt), dentry, MATCH_PARENT,
+		      TETHER_ACCESS_WRITE, -EACCES);
+}
+
+SEC("lsm/file_open")
+int BPF_PROG(tether_file_open, struct file *file, int ret)
+{
+	struct tether_run *run;
+	unsigned long magic;
+	__u64 cgid;
+
+	if (ret)
+		return ret;
+	run = current_run(&cgid);
+	if (!run)
+		return 0;
+	/*
+	 * O_TRUNC counts as a write even on a read-only open: the kernel
+	 * truncates after this hook (handle_truncate) and, from 6.2 on, asks
+	 * security_file_truncate rather than security_path_truncate.
+	 */
+	if (!(file->f_mode & FMODE_WRITE) && !(file->f_flags & O_TRUNC))
+		return 0;
+	/* Re-opening an anonymous pipe or socket (/proc/self/fd/N) changes no file. */
+	magic = BPF_CORE_READ(file, f_path.mnt, mnt_sb, s_magic);
+	if (magic == PIPEFS_MAGIC || magic == SOCKFS_MAGIC || magic == ANON_INODE_FS_MAGIC)
+		return 0;
+	return decide(run, cgid, TETHER_FS_OPEN_WRITE, BPF_CORE_READ(file, f_path.mnt),
+		      BPF_CORE_READ(file, f_path.dentry), MATCH_OBJECT, TETHER_ACCESS_WRITE,
+		      -EACCES);
+}
+
+SEC("lsm/path_mknod")
+int BPF_PROG(tether_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
+	     unsigned int dev, int ret)
+{
+	if (ret)
+		return ret;
+	return check_entry(TETHER_FS_CREATE, dir, dentry);
+}
+
+SEC("lsm/path_mkdir")
+int BPF_PROG(tether_path_mkdir, const struct path *dir, struct dentry *dentry, umode_t mode,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	return check_entry(TETHER_FS_MKDIR, dir, dentry);
+}
+
+SEC("lsm/path_rmdir")
+int BPF_PROG(tether_path_rmdir, const struct path *dir, struct dentry *dentry, int ret)
+{
+	if (ret)
+		return ret;
+	return check_entry(TETHER_FS_RMDIR, dir, dentry);
+}
+
+SEC("lsm/path_unlink")
+int BPF_PROG(tether_path_unlink, const struct path *dir, struct dentry *dentry, int ret)
+{
+	if (ret)
+		return ret;
+	return check_entry(TETHER_FS_UNLINK, dir, dentry);
+}
+
+SEC("lsm/path_symlink")
+int BPF_PROG(tether_path_symlink, const struct path *dir, struct dentry *dentry,
+	     const char *old_name, int ret)
+{
+	if (ret)
+		return ret;
+	return check_entry(TETHER_FS_SYMLINK, dir, dentry);
+}
+
+SEC("lsm/path_link")
+int BPF_PROG(tether_path_link, struct dentry *old_dentry, const struct path *new_dir,
+	     struct dentry *new_dentry, int ret)
+{
+	struct tether_run *run;
+	__u64 cgid;
+	int err;
+
+	if (ret)
+		return ret;
+	run = current_run(&cgid);
+	if (!run)
+		return 0;
+	err = decide(run, cgid, TETHER_FS_LINK, BPF_CORE_READ(new_dir, mnt), new_dentry,
+		     MATCH_PARENT, TETHER_ACCESS_WRITE, -EACCES);
+	if (err)
+		return err;
+	/*
+	 * A hard link gives the target a second name; linking a file the run
+	 * may not write (/etc/passwd) into the workspace would make it writable
+	 * through the new name.  Links never cross mounts, so the source lives
+	 * on new_dir's mount.
+	 */
+	return decide(run, cgid, TETHER_FS_LINK, BPF_CORE_READ(new_dir, mnt), old_dentry,
+		      MATCH_OBJECT, TETHER_ACCESS_WRITE, -EACCES);
+}
+
+SEC("lsm/path_rename")
+int BPF_PROG(tether_path_rename, const struct path *old_dir, struct dentry *old_dentry,
+	     const struct path *new_dir, struct dentry *new_dentry, unsigned int flags, int ret)
+{
+	struct tether_run *run;
+	__u64 cgid;
+	int err;
+
+	if (ret)
+		return ret;
+	run = current_run(&cgid);
+	if (!run)
+		return 0;
+	err = decide(run, cgid, TETHER_FS_RENAME, BPF_CORE_READ(old_dir, mnt), old_dentry,
+		     MATCH_PARENT, TETHER_ACCESS_WRITE, -EACCES);
+	if (err)
+		return err;
+	return decide(run, cgid, TETHER_FS_RENAME, BPF_CORE_READ(new_dir, mnt), new_dentry,
+		      MATCH_PARENT, TETHER_ACCESS_WRITE, -EACCES);
+}
+
+SEC("lsm/path_truncate")
+int BPF_PROG(tether_path_truncate, const struct path *path, int ret)
+{
+	if (ret)
+		return ret;
+	return check_path(TETHER_FS_TRUNCATE, path, MATCH_OBJECT);
+}
+
+SEC("lsm/path_chmod")
+int BPF_PROG(tether_path_chmod, const struct path *path, umode_t mode, int ret)
+{
+	if (ret)
+		return ret;
+	return check_path(TETHER_FS_CHMOD, path, MATCH_OBJECT);
+}
+
+SEC("lsm/path_chown")
+int BPF_PROG(tether_path_chown, const struct path *path, __u64 uid, __u64 gid, int ret)
+{
+	if (ret)
+		return ret;
+	return check_path(TETHER_FS_CHOWN, path, MATCH_OBJECT);
+}
+
+/* Mounts rename the tree under the rules' feet: none inside a run. */
+static __always_inline int deny_mount_op(__u32 op, const struct path *path)
+{
+	struct tether_run *run;
+	__u64 cgid;
+
+	run = current_run(&cgid);
+	if (!run)
+		return 0;
+	if (!path) {
+		emit_fs_event(run, cgid, op, -EPERM, TETHER_REASON_FORBIDDEN, 0, 0, NULL, 0, 0);
+		return -EPERM;
+	}
+	return decide(run, cgid, op, BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry),
+		      MATCH_OBJECT, 0, -EPERM);
+}
+
+SEC("lsm/sb_mount")
+int BPF_PROG(tether_sb_mount, const char *dev_name, const struct path *path, const char *type,
+	     unsigned long flags, void *data, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_mount_op(TETHER_FS_MOUNT, path);
+}
+
+SEC("lsm/sb_umount")
+int BPF_PROG(tether_sb_umount, struct vfsmount *mnt, int flags, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_mount_op(TETHER_FS_UMOUNT, NULL);
+}
+
+SEC("lsm/sb_pivotroot")
+int BPF_PROG(tether_sb_pivotroot, const struct path *old_path, const struct path *new_path,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	return deny_mount_op(TETHER_FS_PIVOT_ROOT, new_path);
+}
+
+SEC("lsm/move_mount")
+int BPF_PROG(tether_move_mount, const struct path *from_path, const struct path *to_path,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	return deny_mount_op(TETHER_FS_MOVE_MOUNT, to_path);
+}

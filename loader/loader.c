@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf/abi/rules.h"
+#include "bpf/fs.skel.h"
+#include "loader/loader.h"
+
+#define BPF_FS_MAGIC 0xcafe4a11
+
+/* Maps userspace needs; everything else stays private to the programs. */
+static const char *const pinned_maps[] = { "runs", "path_rules", "audit_rings", "rodata" };
+
+static int fail(struct tl_error *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct tl_error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (code > 0)
+		code = -code;
+	if (code == 0)
+		code = -EIO;
+	if (err) {
+		va_start(ap, fmt);
+		n = vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+		if (n >= 0 && (size_t)n < sizeof(err->msg))
+			snprintf(err->msg + n, sizeof(err->msg) - n, ": %s", strerror(-code));
+	}
+	return code;
+}
+
+static void pin_path(char *buf, size_t len, const char *prefix, const char *name)
+{
+	snprintf(buf, len, "%s/%s%s", TETHER_PIN_DIR, prefix, name);
+}
+
+static bool pinned(const char *prefix, const char *name)
+{
+	char path[256];
+
+	pin_path(path, sizeof(path), prefix, name);
+	return access(path, F_OK) == 0;
+}
+
+/* The rodata map as pinned: libbpf names it "<object>.rodata". */
+static struct bpf_map *rodata_map(struct fs_bpf *skel)
+{
+	return skel->maps.rodata;
+}
+
+static struct bpf_map *map_by_pin_name(struct fs_bpf *skel, const char *name)
+{
+	if (strcmp(name, "rodata") == 0)
+		return rodata_map(skel);
+	return bpf_object__find_map_by_name(skel->obj, name);
+}
+
+static int make_pin_dir(struct tl_error *err)
+{
+	struct statfs sfs;
+
+	if (statfs(TETHER_BPFFS, &sfs) < 0 || (unsigned long)sfs.f_type != BPF_FS_MAGIC)
+		return fail(err, ENOENT,
+			    "no BPF filesystem at %s (mount it with: mount -t bpf bpf %s)",
+			    TETHER_BPFFS, TETHER_BPFFS);
+	if (mkdir(TETHER_BPFFS "/tether", 0700) < 0 && errno != EEXIST)
+		return fail(err, errno, "creating %s/tether", TETHER_BPFFS);
+	if (mkdir(TETHER_PIN_DIR, 0700) < 0 && errno != EEXIST)
+		return fail(err, errno, "creating %s", TETHER_PIN_DIR);
+	return 0;
+}
+
+/* Counts the pins of a complete set: every map above and one link per program. */
+static int count_pins(struct fs_bpf *skel, size_t *present, size_t *expected)
+{
+	struct bpf_program *prog;
+	size_t i;
+
+	*present = *expected = 0;
+	for (i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++) {
+		(*expected)++;
+		*present += pinned("", pinned_maps[i]);
+	}
+	bpf_object__for_each_program(prog, skel->obj) {
+		(*expected)++;
+		*present += pinned("link_", bpf_program__name(prog));
+	}
+	return 0;
+}
+
+static void unpin_all(struct fs_bpf *skel)
+{
+	struct bpf_program *prog;
+	char path[256];
+	size_t i;
+
+	bpf_object__for_each_program(prog, skel->obj) {
+		pin_path(path, sizeof(path), "link_", bpf_program__name(prog));
+		unlink(path);
+	}
+	for (i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++) {
+		pin_path(path, sizeof(path), "", pinned_maps[i]);
+		unlink(path);
+	}
+}
+
+/* Loads and attaches every program; pins maps and links when `pin` is set. */
+static int load_and_attach(struct fs_bpf *skel, uint32_t level, bool pin, struct tl_error *err)
+{
+	struct bpf_program *prog;
+	char path[256];
+	size_t i;
+	int r;
+
+	skel->rodata->run_cgroup_level = level;
+	r = fs_bpf__load(skel);
+	if (r)
+		return fail(err, r, "loading the BPF-LSM programs into the kernel");
+	bpf_object__for_each_program(prog, skel->obj) {
+		struct bpf_link *link = bpf_program__attach(prog);
+
+		if (!link) {
+			r = -errno;
+			if (pin)
+				unpin_all(skel);
+			return fail(err, r, "attaching BPF-LSM program %s", bpf_program__name(prog));
+		}
+		if (pin) {
+			pin_path(path, sizeof(path), "link_", bpf_program__name(prog));
+			r = bpf_link__pin(link, path);
+		}
+		/* A pinned link stays attached after its fd is closed; an unpinned one detaches. */
+		bpf_link__destroy(link);
+		if (r) {
+			unpin_all(skel);
+			return fail(err, r, "pinning %s", path);
+		}
+	}
+	if (!pin)
+		return 0;
+	for (i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++) {
+		pin_path(path, sizeof(path), "", pinned_maps[i]);
+		r = bpf_map__pin(map_by_pin_name(skel, pinned_maps[i]), path);
+		if (r) {
+			unpin_all(skel);
+			return fail(err, r, "pinning %s", path);
+		}
+	}
+	return 0;
+}
+
+static int open_pinned_map(const char *name, int *fd, struct tl_error *err)
+{
+	char path[256];
+
+	pin_path(path, sizeof(path), "", name);
+	*fd = bpf_obj_get(path);
+	if (*fd < 0)
+		return fail(err, errno, "opening pinned map %s", path);
+	return 0;
+}
+
+/* The level the pinned programs were loaded for, read back from their rodata. */
+static int pinned_level(uint32_t *level, struct tl_error *err)
+{
+	struct bpf_map_info info = {};
+	__u32 info_len = sizeof(info);
+	__u32 zero = 0;
+	char *value = NULL;
+	int fd, r;
+
+	r = open_pinned_map("rodata", &fd, err);
+	if (r)
+		return r;
+	r = bpf_obj_get_info_by_fd(fd, &info, &info_len);
+	if (r || info.value_size < offsetof(struct fs_bpf__rodata, run_cgroup_level) + 4) {
+		r = fail(err, r ? errno : EINVAL, "reading the pinned programs' settings");
+		goto out;
+	}
+	value = calloc(1, info.value_size);
+	if (!value) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (bpf_map_lookup_elem(fd, &zero, value)) {
+		r = fail(err, errno, "reading the pinned programs' settings");
+		goto out;
+	}
+	memcpy(level, value + offsetof(struct fs_bpf__rodata, run_cgroup_level), sizeof(*level));
+	r = 0;
+out:
+	free(value);
+	close(fd);
+	return r;
+}
+
+int tl_node_open(uint32_t run_cgroup_level, struct tl_node *node, struct tl_error *err)
+{
+	struct fs_bpf *skel = NULL;
+	size_t present, expected;
+	uint32_t level = 0;
+	int lock_fd = -1;
+	int r;
+
+	*node = (struct tl_node){ .runs_fd = -1, .path_rules_fd = -1, .audit_rings_fd = -1 };
+	r = make_pin_dir(err);
+	if (r)
+		return r;
+	/* Serialise first loads: two controllers starting at once load once. */
+	lock_fd = open(TETHER_PIN_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (lock_fd < 0)
+		return fail(err, errno, "opening %s", TETHER_PIN_DIR);
+	if (flock(lock_fd, LOCK_EX) < 0) {
+		r = fail(err, errno, "locking %s", TETHER_PIN_DIR);
+		goto out;
+	}
+	skel = fs_bpf__open();
+	if (!skel) {
+		r = fail(err, errno, "opening the embedded BPF object");
+		goto out;
+	}
+	count_pins(skel, &present, &expected);
+	if (present == 0) {
+		r = load_and_attach(skel, run_cgroup_level, true, err);
+		if (r)
+			goto out;
+		node->loaded_now = true;
+	} else if (present != expected) {
+		/*
+		 * Removing a partial set could detach programs that still confine
+		 * live runs; a person has to decide.
+		 */
+		r = fail(err, EUCLEAN,
+			 "%s holds %zu of the %zu pinned objects this tether expects (another "
+			 "tether version, or an interrupted load); when no run is live, remove "
+			 "it with: rm -r %s",
+			 TETHER_PIN_DIR, present, expected, TETHER_PIN_DIR);
+		goto out;
+	}
+	r = pinned_level(&level, err);
+	if (r)
+		goto out;
+	if (level != run_cgroup_level) {
+		r = fail(err, ESTALE,
+			 "the pinned programs expect run cgroups at level %u, this run's is at "
+			 "level %u; when no run is live, reload with: rm -r %s",
+			 level, run_cgroup_level, TETHER_PIN_DIR);
+		goto out;
+	}
+	node->run_cgroup_level = level;
+	r = open_pinned_map("runs", &node->runs_fd, err);
+	if (!r)
+		r = open_pinned_map("path_rules", &node->path_rules_fd, err);
+	if (!r)
+		r = open_pinned_map("audit_rings", &node->audit_rings_fd, err);
+out:
+	fs_bpf__destroy(skel);
+	if (lock_fd >= 0)
+		close(lock_fd);
+	if (r)
+		tl_node_close(node);
+	return r;
+}
+
+void tl_node_close(struct tl_node *node)
+{
+	if (!node)
+		return;
+	if (node->runs_fd >= 0)
+		close(node->runs_fd);
+	if (node->path_rules_fd >= 0)
+		close(node->path_rules_fd);
+	if (node->audit_rings_fd >= 0)
+		close(node->audit_rings_fd);
+	node->runs_fd = node->path_rules_fd = node->audit_rings_fd = -1;
+}
+
+int tl_probe_lsm(struct tl_error *err)
+{
+	struct fs_bpf *skel = fs_bpf__open();
+	int r;
+
+	if (!skel)
+		return fail(err, errno, "opening the embedded BPF object");
+	/* Level 0 is the root cgroup, which is never a run: the probe confines nothing. */
+	r = load_and_attach(skel, 0, false, err);
+	fs_bpf__destroy(skel);
+	return r;
+}
+
+int tl_path_key(uint32_t run_slot, const char *path, struct tether_path_key *key)
+{
+	size_t len = strlen(path);
+
+	if (len == 0 || path[0] != '/' || (len > 1 && path[len - 1] == '/'))
+		return -EINVAL;
+	memset(key, 0, sizeof(*key));
+	key->run_slot = run_slot;
+	if (len == 1) {
+		key->path[0] = '/';
+		key->prefixlen = 32 + 8;
+		return 0;
+	}
+	if (len + 1 > TETHER_PATH_KEY_MAX)
+		return -ENAMETOOLONG;
+	memcpy(key->path, path, len);
+	key->path[len] = '/';
+	key->prefixlen = 32 + 8 * (uint32_t)(len + 1);
+	return 0;
+}
+
+static int claim_slot(struct tl_node *node, struct tl_run *run, struct tl_error *err)
+{
+	uint32_t i, slot;
+
+	for (i = 0; i < TETHER_MAX_RUNS; i++) {
+		slot = 1 + (uint32_t)((run->cgroup_id + i) % TETHER_MAX_RUNS);
+		/* BPF_NOEXIST makes the claim atomic between concurrent controllers. */
+		if (bpf_map_update_elem(node->audit_rings_fd, &slot, &run->ring_fd,
+					BPF_NOEXIST) == 0) {
+			run->run_slot = slot;
+			return 0;
+		}
+		if (errno != EEXIST)
+			return fail(err, errno, "registering the audit ring of run slot %u", slot);
+	}
+	return fail(err, EBUSY, "all %u run slots are in use", TETHER_MAX_RUNS);
+}
+
+int tl_run_install(struct tl_node *node, uint64_t cgroup_id, const struct tl_path_rule *rules,
+		   size_t rule_count, struct tl_run *run, struct tl_error *err)
+{
+	struct tether_run value = {};
+	struct tether_path_key key;
+	struct tether_path_rule rule;
+	size_t i;
+	int r;
+
+	*run = (struct tl_run){ .cgroup_id = cgroup_id, .ring_fd = -1 };
+	run->rules = calloc(rule_count ? rule_count : 1, sizeof(*run->rules));
+	if (!run->rules)
+		return fail(err, ENOMEM, "allocating the run's rule list");
+	run->ring_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "tether_audit", 0, 0,
+				      TETHER_AUDIT_RING_BYTES, NULL);
+	if (run->ring_fd < 0) {
+		r = fail(err, errno, "creating the run's audit ring buffer");
+		goto fail;
+	}
+	r = claim_slot(node, run, err);
+	if (r)
+		goto fail;
+	for (i = 0; i < rule_count; i++) {
+		r = tl_path_key(run->run_slot, rules[i].path, &key);
+		if (r) {
+			r = fail(err, r, "path rule %zu (%s)", i, rules[i].path);
+			goto fail;
+		}
+		rule = (struct tether_path_rule){ .access = rules[i].access, .rule_id = (__u32)i };
+		if (bpf_map_update_elem(node->path_rules_fd, &key, &rule, BPF_ANY)) {
+			r = fail(err, errno, "writing path rule %zu (%s)", i, rules[i].path);
+			goto fail;
+		}
+		run->rules[i].path = strdup(rules[i].path);
+		if (!run->rules[i].path) {
+			bpf_map_delete_elem(node->path_rules_fd, &key);
+			r = fail(err, ENOMEM, "copying path rule %zu", i);
+			goto fail;
+		}
+		run->rules[i].access = rules[i].access;
+		run->rule_count = i + 1;
+	}
+	/* Last: from here on every hook in the run's cgroup enforces the rules above. */
+	value.run_slot = run->run_slot;
+	value.mode = TETHER_MODE_ENFORCE;
+	if (bpf_map_update_elem(node->runs_fd, &cgroup_id, &value, BPF_NOEXIST)) {
+		r = fail(err, errno, "registering run cgroup %llu", (unsigned long long)cgroup_id);
+		goto fail;
+	}
+	run->active = true;
+	return 0;
+fail:
+	tl_run_remove(node, run, NULL);
+	tl_run_free(run);
+	return r;
+}
+
+int tl_run_counters(struct tl_node *node, const struct tl_run *run, uint64_t *seq,
+		    uint64_t *audit_lost)
+{
+	struct tether_run value;
+
+	if (!run->active)
+		return -ENOENT;
+	if (bpf_map_lookup_elem(node->runs_fd, &run->cgroup_id, &value))
+		return -errno;
+	*seq = value.seq;
+	*audit_lost = value.audit_lost;
+	return 0;
+}
+
+int tl_run_remove(struct tl_node *node, struct tl_run *run, struct tl_error *err)
+{
+	struct tether_path_key key;
+	int first = 0;
+	size_t i;
+
+	if (run->active) {
+		if (bpf_map_delete_elem(node->runs_fd, &run->cgroup_id) && errno != ENOENT)
+			first = fail(err, errno, "removing run cgroup %llu from the runs map",
+				     (unsigned long long)run->cgroup_id);
+		run->active = false;
+	}
+	for (i = 0; i < run->rule_count; i++) {
+		if (tl_path_key(run->run_slot, run->rules[i].path, &key))
+			continue;
+		if (bpf_map_delete_elem(node->path_rules_fd, &key) && errno != ENOENT && !first)
+			first = fail(err, errno, "removing path rule %s", run->rules[i].path);
+	}
+	for (i = 0; i < run->rule_count; i++)
+		free((void *)run->rules[i].path);
+	run->rule_count = 0;
+	if (run->run_slot) {
+		if (bpf_map_delete_elem(node->audit_rings_fd, &run->run_slot) && errno != ENOENT &&
+		    !first)
+			first = fail(err, errno, "releasing run slot %u", run->run_slot);
+		run->run_slot = 0;
+	}
+	return first;
+}
+
+void tl_run_free(struct tl_run *run)
+{
+	if (!run)
+		return;
+	for (size_t i = 0; i < run->rule_count; i++)
+		free((void *)run->rules[i].path);
+	free(run->rules);
+	run->rules = NULL;
+	run->rule_count = 0;
+	if (run->ring_fd >= 0)
+		close(run->ring_fd);
+	run->ring_fd = -1;
+}

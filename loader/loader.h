@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * loader: the only code that touches skeletons.  Loads the BPF programs once
+ * per node and pins their maps and links under TETHER_PIN_DIR, so enforcement
+ * outlives any one controller; every later run only opens the pinned maps.
+ * A run is then nothing but map entries (tl_run_*), keyed by its cgroup id
+ * and its run slot.
+ *
+ * Functions return 0 or a negative errno and, on failure, describe the failed
+ * step in `err->msg` (object and operation).  The loader never prints; libbpf's
+ * own messages go wherever the caller sent libbpf_set_print().
+ */
+#ifndef TETHER_LOADER_H
+#define TETHER_LOADER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TETHER_BPFFS		"/sys/fs/bpf"
+#define TETHER_PIN_DIR		TETHER_BPFFS "/tether/v1"
+
+struct tl_error {
+	char msg[512];
+};
+
+/* Node-wide programs and maps: loaded and pinned by the first user. */
+struct tl_node {
+	int runs_fd;
+	int path_rules_fd;
+	int audit_rings_fd;
+	uint32_t run_cgroup_level;
+	bool loaded_now;	/* this call loaded and pinned the programs */
+};
+
+/*
+ * Opens the pinned programs' maps, loading, attaching and pinning the
+ * programs first when they are not pinned yet.  `run_cgroup_level` is the
+ * cgroup2 level of run cgroups; pinned programs built for another level are
+ * an error (-ESTALE) with a message saying how to reload.
+ */
+int tl_node_open(uint32_t run_cgroup_level, struct tl_node *node, struct tl_error *err);
+void tl_node_close(struct tl_node *node);
+
+/*
+ * Loads and attaches the programs without pinning them, then detaches and
+ * unloads them: the doctor's proof that this kernel enforces with BPF-LSM.
+ */
+int tl_probe_lsm(struct tl_error *err);
+
+struct tl_path_rule {
+	const char *path;	/* absolute, normalised, at most TETHER_PATH_KEY_MAX - 1 bytes */
+	uint32_t access;	/* TETHER_ACCESS_* */
+};
+
+/* A run's map entries.  Filled by tl_run_install, removed by tl_run_remove. */
+struct tl_run {
+	uint64_t cgroup_id;
+	uint32_t run_slot;
+	int ring_fd;		/* this run's audit ring buffer */
+	size_t rule_count;	/* rules written, for removal */
+	struct tl_path_rule *rules;	/* copies of the rules' keys' sources */
+	bool active;		/* runs[cgroup_id] written */
+};
+
+/*
+ * Claims a run slot, creates the run's audit ring, writes its path rules and
+ * finally the runs[cgroup_id] entry that turns enforcement on.  On failure
+ * everything written so far is removed again.
+ */
+int tl_run_install(struct tl_node *node, uint64_t cgroup_id, const struct tl_path_rule *rules,
+		   size_t rule_count, struct tl_run *run, struct tl_error *err);
+
+/* Reads the run's kernel-side counters (last sequence number, lost records). */
+int tl_run_counters(struct tl_node *node, const struct tl_run *run, uint64_t *seq,
+		    uint64_t *audit_lost);
+
+/*
+ * Removes every map entry of the run (runs entry first, so no new decision
+ * uses the run, then rules, then the ring).  Keeps going after an error and
+ * returns the first one.  Does not close ring_fd until tl_run_free.
+ */
+int tl_run_remove(struct tl_node *node, struct tl_run *run, struct tl_error *err);
+void tl_run_free(struct tl_run *run);
+
+/* Fills the LPM key for rule `path` of `run_slot` (exposed for tests). */
+struct tether_path_key;
+int tl_path_key(uint32_t run_slot, const char *path, struct tether_path_key *key);
+
+#endif

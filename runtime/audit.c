@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bpf/abi/event.h"
+#include "bpf/abi/rules.h"
+#include "runtime/audit.h"
+
+static int sb_grow(struct strbuf *sb, size_t extra)
+{
+	size_t cap;
+	char *p;
+
+	if (sb->len + extra + 1 <= sb->cap)
+		return 0;
+	cap = sb->cap ? sb->cap : 256;
+	while (cap < sb->len + extra + 1)
+		cap *= 2;
+	p = realloc(sb->data, cap);
+	if (!p)
+		return -ENOMEM;
+	sb->data = p;
+	sb->cap = cap;
+	return 0;
+}
+
+int sb_printf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	if (sb_grow(sb, (size_t)n))
+		return -ENOMEM;
+	va_start(ap, fmt);
+	vsnprintf(sb->data + sb->len, sb->cap - sb->len, fmt, ap);
+	va_end(ap);
+	sb->len += (size_t)n;
+	return 0;
+}
+
+void sb_free(struct strbuf *sb)
+{
+	free(sb->data);
+	*sb = (struct strbuf){ 0 };
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid. */
+static size_t utf8_seq_len(const unsigned char *s, size_t avail)
+{
+	size_t n, i;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0) {
+		n = 2;
+		cp = s[0] & 0x1f;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		n = 3;
+		cp = s[0] & 0x0f;
+	} else if ((s[0] & 0xf8) == 0xf0) {
+		n = 4;
+		cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (n > avail)
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	/* overlong forms, surrogates and values past U+10FFFF are not UTF-8 */
+	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return n;
+}
+
+int sb_json_string(struct strbuf *sb, const char *str, size_t max_len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t len = strnlen(str, max_len), i = 0, n;
+	int r = 0;
+
+	r |= sb_printf(sb, "\"");
+	while (i < len && !r) {
+		unsigned char c = s[i];
+
+		if (c == '"' || c == '\\') {
+			r |= sb_printf(sb, "\\%c", c);
+			i++;
+		} else if (c == '\n') {
+			r |= sb_printf(sb, "\\n");
+			i++;
+		} else if (c == '\t') {
+			r |= sb_printf(sb, "\\t");
+			i++;
+		} else if (c < 0x20 || c == 0x7f) {
+			r |= sb_printf(sb, "\\u%04x", c);
+			i++;
+		} else if ((n = utf8_seq_len(s + i, len - i)) == 0) {
+			/* Keep the byte visible rather than emit invalid JSON. */
+			r |= sb_printf(sb, "\\u%04x", c);
+			i++;
+		} else {
+			r |= sb_printf(sb, "%.*s", (int)n, (const char *)s + i);
+			i += n;
+		}
+	}
+	r |= sb_printf(sb, "\"");
+	return r ? -ENOMEM : 0;
+}
+
+const char *audit_fs_op_name(uint32_t op)
+{
+	static const char *const names[] = {
+		[TETHER_FS_OPEN_WRITE] = "open_write", [TETHER_FS_CREATE] = "create",
+		[TETHER_FS_UNLINK] = "unlink",	       [TETHER_FS_MKDIR] = "mkdir",
+		[TETHER_FS_RMDIR] = "rmdir",	       [TETHER_FS_RENAME] = "rename",
+		[TETHER_FS_LINK] = "link",	       [TETHER_FS_SYMLINK] = "symlink",
+		[TETHER_FS_TRUNCATE] = "truncate",     [TETHER_FS_CHMOD] = "chmod",
+		[TETHER_FS_CHOWN] = "chown",	       [TETHER_FS_MOUNT] = "mount",
+		[TETHER_FS_UMOUNT] = "umount",	       [TETHER_FS_PIVOT_ROOT] = "pivot_root",
+		[TETHER_FS_MOVE_MOUNT] = "move_mount",
+	};
+
+	if (op < sizeof(names) / sizeof(names[0]) && names[op])
+		return names[op];
+	return "unknown";
+}
+
+const char *audit_errno_name(int err)
+{
+	switch (err < 0 ? -err : err) {
+	case 0:
+		return "";
+	case EPERM:
+		return "EPERM";
+	case EACCES:
+		return "EACCES";
+	case ENOENT:
+		return "ENOENT";
+	default:
+		return "E?";
+	}
+}
+
+static const char *reason_name(uint32_t reason)
+{
+	switch (reason) {
+	case TETHER_REASON_RULE:
+		return "rule";
+	case TETHER_REASON_DEFAULT_DENY:
+		return "default_deny";
+	case TETHER_REASON_UNRESOLVED:
+		return "unresolved_path";
+	case TETHER_REASON_FORBIDDEN:
+		return "forbidden";
+	default:
+		return "unknown";
+	}
+}
+
+void audit_format_time(uint64_t mono_ns, char *buf, size_t size)
+{
+	struct timespec mono, real;
+	int64_t delta, real_ns;
+	time_t secs;
+	struct tm tm;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	delta = (int64_t)mono.tv_sec * 1000000000 + mono.tv_nsec - (int64_t)mono_ns;
+	real_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec - delta;
+	secs = (time_t)(real_ns / 1000000000);
+	gmtime_r(&secs, &tm);
+	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (int)((real_ns % 1000000000) / 1000));
+}
+
+static int format_fs(const struct tether_fs_event *ev, const char *run_id, struct strbuf *out)
+{
+	char when[64];
+	int r = 0;
+
+	audit_format_time(ev->hdr.ts_ns, when, sizeof(when));
+	r |= sb_printf(out, "{\"seq\":%llu,\"time\":\"%s\",\"run_id\":",
+		       (unsigned long long)ev->hdr.seq, when);
+	r |= sb_json_string(out, run_id, 256);
+	r |= sb_printf(out, ",\"kind\":\"fs\",\"op\":\"%s\",\"path\":", audit_fs_op_name(ev->op));
+	r |= sb_json_string(out, ev->path, sizeof(ev->path));
+	if (ev->flags & TETHER_FS_PATH_TRUNCATED)
+		r |= sb_printf(out, ",\"path_truncated\":true");
+	r |= sb_printf(out, ",\"decision\":\"%s\"",
+		       ev->decision == TETHER_DECISION_DENY ? "deny" : "allow");
+	if (ev->err)
+		r |= sb_printf(out, ",\"errno\":\"%s\"", audit_errno_name(ev->err));
+	r |= sb_printf(out, ",\"reason\":\"%s\"", reason_name(ev->reason));
+	if (ev->reason == TETHER_REASON_RULE)
+		r |= sb_printf(out, ",\"rule\":%u", ev->rule_id);
+	r |= sb_printf(out, ",\"pid\":%u,\"tgid\":%u,\"uid\":%u,\"comm\":", ev->hdr.pid,
+		       ev->hdr.tgid, ev->uid);
+	r |= sb_json_string(out, ev->comm, sizeof(ev->comm));
+	r |= sb_printf(out, ",\"cgroup_id\":%llu}", (unsigned long long)ev->hdr.cgroup_id);
+	return r ? -ENOMEM : 0;
+}
+
+int audit_format_record(const void *data, size_t size, const char *run_id, struct strbuf *out)
+{
+	const struct tether_event_hdr *hdr = data;
+
+	if (size < sizeof(*hdr) || hdr->size > size)
+		return -EBADMSG;
+	switch (hdr->kind) {
+	case TETHER_EVENT_FS:
+		if (hdr->size != sizeof(struct tether_fs_event))
+			return -EBADMSG;
+		return format_fs(data, run_id, out);
+	default:
+		return -EBADMSG;
+	}
+}
+
+static void emit_line(struct audit_stream *st, struct strbuf *sb)
+{
+	if (fprintf(st->out, "%.*s\n", (int)sb->len, sb->data) < 0 || fflush(st->out) != 0) {
+		if (!st->write_error)
+			st->write_error = errno ? errno : EIO;
+	}
+}
+
+int audit_handle_record(void *ctx, void *data, size_t size)
+{
+	const struct tether_event_hdr *hdr = data;
+	struct audit_stream *st = ctx;
+	struct strbuf sb = { 0 };
+
+	if (audit_format_record(data, size, st->run_id, &sb) == 0) {
+		emit_line(st, &sb);
+		st->records++;
+		if (hdr->seq > st->max_seq)
+			st->max_seq = hdr->seq;
+	} else {
+		st->malformed++;
+	}
+	sb_free(&sb);
+	return 0;
+}
+
+int audit_write_run_event(struct audit_stream *st, const char *event, const char *extra_json)
+{
+	struct timespec mono;
+	struct strbuf sb = { 0 };
+	char when[64];
+	int r = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	audit_format_time((uint64_t)mono.tv_sec * 1000000000 + (uint64_t)mono.tv_nsec, when,
+			  sizeof(when));
+	r |= sb_printf(&sb, "{\"time\":\"%s\",\"run_id\":", when);
+	r |= sb_json_string(&sb, st->run_id, 256);
+	r |= sb_printf(&sb, ",\"kind\":\"run\",\"event\":\"%s\"", event);
+	if (extra_json)
+		r |= sb_printf(&sb, ",%s", extra_json);
+	r |= sb_printf(&sb, "}");
+	if (!r)
+		emit_line(st, &sb);
+	sb_free(&sb);
+	return r ? -ENOMEM : 0;
+}

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/cgroup.h"
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void unescape_octal(char *s)
+{
+	char *out = s;
+
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*out++ = (char)(((s[1] - '0') << 6) | ((s[2] - '0') << 3) | (s[3] - '0'));
+			s += 4;
+		} else {
+			*out++ = *s++;
+		}
+	}
+	*out = 0;
+}
+
+int cg_find_mount(FILE *mountinfo, char *mount_point, size_t size)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	int r = -ENOENT;
+
+	while (getline(&line, &cap, mountinfo) > 0) {
+		/* id parent major:minor root mount_point options [optional...] - fstype source super */
+		char *fields[5], *save = NULL, *sep, *fstype, *tok;
+		int n = 0;
+
+		sep = strstr(line, " - ");
+		if (!sep)
+			continue;
+		fstype = sep + 3;
+		*sep = 0;
+		for (tok = strtok_r(line, " ", &save); tok && n < 5; tok = strtok_r(NULL, " ", &save))
+			fields[n++] = tok;
+		if (n < 5 || strncmp(fstype, "cgroup2 ", 8) != 0)
+			continue;
+		/* A mount of a sub-tree (root other than "/") cannot tell absolute levels. */
+		if (strcmp(fields[3], "/") != 0)
+			continue;
+		unescape_octal(fields[4]);
+		if (strlen(fields[4]) + 1 > size) {
+			r = -ENAMETOOLONG;
+			break;
+		}
+		strcpy(mount_point, fields[4]);
+		r = 0;
+		break;
+	}
+	free(line);
+	return r;
+}
+
+static int cgroup_id_of(int dir_fd, uint64_t *id)
+{
+	/* Like systemd's cg_fd_get_cgroupid(): the file handle of a cgroup2 directory is its id. */
+	struct {
+		struct file_handle fh;
+		uint64_t id;
+	} h = { .fh.handle_bytes = sizeof(uint64_t) };
+	int mnt_id;
+
+	if (name_to_handle_at(dir_fd, "", &h.fh, &mnt_id, AT_EMPTY_PATH) < 0)
+		return -errno;
+	if (h.fh.handle_bytes != sizeof(uint64_t))
+		return -EOPNOTSUPP;
+	memcpy(id, h.fh.f_handle, sizeof(*id));
+	return 0;
+}
+
+int cg_run_create(const char *mount_point, const char *run_id, struct cg_run *cg)
+{
+	char *parent = NULL;
+	int r;
+
+	*cg = (struct cg_run){ .dir_fd = -1 };
+	if (asprintf(&parent, "%s/%s", mount_point, TETHER_CGROUP_PARENT) < 0)
+		return -ENOMEM;
+	if (mkdir(parent, 0755) < 0 && errno != EEXIST) {
+		r = -errno;
+		free(parent);
+		return r;
+	}
+	if (asprintf(&cg->path, "%s/%s", parent, run_id) < 0) {
+		cg->path = NULL;
+		free(parent);
+		return -ENOMEM;
+	}
+	free(parent);
+	if (mkdir(cg->path, 0755) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	cg->dir_fd = open(cg->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cg->dir_fd < 0) {
+		r = -errno;
+		rmdir(cg->path);
+		goto fail;
+	}
+	r = cgroup_id_of(cg->dir_fd, &cg->id);
+	if (r) {
+		close(cg->dir_fd);
+		rmdir(cg->path);
+		goto fail;
+	}
+	/* <mount> is level 0, <mount>/tether level 1, the run level 2. */
+	cg->level = 2;
+	return 0;
+fail:
+	free(cg->path);
+	*cg = (struct cg_run){ .dir_fd = -1 };
+	return r;
+}
+
+char *cg_controllers(const char *mount_point)
+{
+	char path[4096], buf[512];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", mount_point);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return NULL;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		n--;
+	buf[n] = 0;
+	return strdup(buf);
+}
+
+static int read_file_at(int dir_fd, const char *name, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd;
+
+	fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return (int)n;
+}
+
+static bool cgroup_populated(struct cg_run *cg)
+{
+	char buf[256];
+	const char *p;
+	int fd = open(cg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	bool populated = true;
+
+	if (fd < 0)
+		return errno != ENOENT;
+	if (read_file_at(fd, "cgroup.events", buf, sizeof(buf)) > 0) {
+		p = strstr(buf, "populated ");
+		populated = !p || p[10] != '0';
+	}
+	close(fd);
+	return populated;
+}
+
+/* Sends SIGKILL to every process listed in cgroup.procs; returns how many. */
+static unsigned int kill_members(struct cg_run *cg)
+{
+	char path[4096], *line = NULL;
+	unsigned int n = 0;
+	size_t cap = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg->path);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (getline(&line, &cap, f) > 0) {
+		pid_t pid = (pid_t)strtol(line, NULL, 10);
+
+		if (pid > 0 && kill(pid, SIGKILL) == 0)
+			n++;
+	}
+	free(line);
+	fclose(f);
+	return n;
+}
+
+static unsigned int count_members(struct cg_run *cg)
+{
+	char path[4096], *line = NULL;
+	unsigned int n = 0;
+	size_t cap = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg->path);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (getline(&line, &cap, f) > 0)
+		n++;
+	free(line);
+	fclose(f);
+	return n;
+}
+
+int cg_run_kill_and_wait(struct cg_run *cg, int timeout_ms, unsigned int *killed)
+{
+	struct timespec tick = { .tv_nsec = 5 * 1000 * 1000 };
+	char path[4096];
+	int waited = 0, fd;
+
+	*killed = count_members(cg);
+	if (!cgroup_populated(cg))
+		return 0;
+	/* cgroup.kill (5.14+) kills the whole subtree atomically, forks in flight too. */
+	snprintf(path, sizeof(path), "%s/cgroup.kill", cg->path);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, "1", 1) != 1)
+			kill_members(cg);
+		close(fd);
+	}
+	while (cgroup_populated(cg)) {
+		if (waited >= timeout_ms)
+			return -ETIMEDOUT;
+		/* Without cgroup.kill, repeat: a fork may have raced the previous sweep. */
+		if (fd < 0)
+			kill_members(cg);
+		nanosleep(&tick, NULL);
+		waited += 5;
+	}
+	return 0;
+}
+
+/*
+ * rmdir of a cgroup fails while it has children, and a run may have created
+ * nested cgroups: remove them depth first.  Depth is bounded by the kernel's
+ * path length, and every directory here is an (empty) cgroup.
+ */
+static int remove_tree(int parent_fd, const char *name, int depth)
+{
+	struct dirent *de;
+	int fd, r = 0;
+	DIR *dir;
+
+	if (depth > 64)
+		return -ELOOP;
+	fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(dir))) {
+		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		r = remove_tree(dirfd(dir), de->d_name, depth + 1);
+		if (r)
+			break;
+	}
+	closedir(dir);
+	if (!r && unlinkat(parent_fd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		r = -errno;
+	return r;
+}
+
+int cg_run_destroy(struct cg_run *cg)
+{
+	int r = 0;
+
+	if (cg->path)
+		r = remove_tree(AT_FDCWD, cg->path, 0);
+	cg_run_free(cg);
+	return r;
+}
+
+void cg_run_free(struct cg_run *cg)
+{
+	if (!cg)
+		return;
+	if (cg->dir_fd >= 0)
+		close(cg->dir_fd);
+	free(cg->path);
+	*cg = (struct cg_run){ .dir_fd = -1 };
+}

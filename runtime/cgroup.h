@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* cgroup2: finding the hierarchy, creating, emptying and removing a run's cgroup. */
+#ifndef TETHER_RUNTIME_CGROUP_H
+#define TETHER_RUNTIME_CGROUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Parent of every run cgroup, relative to the cgroup2 mount. */
+#define TETHER_CGROUP_PARENT "tether"
+
+/*
+ * Finds the cgroup2 mount in a mountinfo stream (/proc/self/mountinfo):
+ * writes its mount point (octal escapes decoded) and returns 0, or -ENOENT.
+ * The hierarchy's root must be mounted ("/" in field 4) for levels to be known.
+ */
+int cg_find_mount(FILE *mountinfo, char *mount_point, size_t size);
+
+struct cg_run {
+	char *path;		/* <mount>/tether/<run id> */
+	int dir_fd;		/* O_PATH|O_DIRECTORY fd, for clone3(CLONE_INTO_CGROUP) */
+	uint64_t id;		/* cgroup id (what bpf_get_current_cgroup_id returns) */
+	uint32_t level;		/* 0 is the hierarchy root */
+};
+
+/* Creates <mount>/tether/<run_id>; -EEXIST if a run of that id is live. */
+int cg_run_create(const char *mount_point, const char *run_id, struct cg_run *cg);
+
+/* The controllers the hierarchy root offers ("cpu memory pids ..."), malloc'd. */
+char *cg_controllers(const char *mount_point);
+
+/*
+ * Kills every process left in the cgroup (cgroup.kill, or SIGKILL to each
+ * member on kernels without it) and waits until it is empty, at most
+ * timeout_ms.  Returns 0 when verified empty, -ETIMEDOUT otherwise.
+ * *killed receives how many processes were still there.
+ */
+int cg_run_kill_and_wait(struct cg_run *cg, int timeout_ms, unsigned int *killed);
+
+/* Removes the run cgroup directory and frees the struct. */
+int cg_run_destroy(struct cg_run *cg);
+void cg_run_free(struct cg_run *cg);
+
+#endif

@@ -1,0 +1,602 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tether run: one confined run, from envelope to exit status.
+ *
+ *   envelope -> rules -> preflight (doctor) -> run cgroup -> map entries
+ *   -> clone3(CLONE_INTO_CGROUP) -> exec -> audit loop -> kill what is left
+ *   -> drain audit -> remove map entries -> remove cgroup -> exit status
+ *
+ * Enforcement is switched on (the runs map entry) before the child exists, and
+ * the child is born inside the run cgroup, so no instruction of the command
+ * runs unconfined.  If anything on the way fails, the command does not run.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <linux/sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "loader/loader.h"
+#include "policyc/policy.h"
+#include "runtime/audit.h"
+#include "runtime/cgroup.h"
+#include "runtime/doctor.h"
+#include "runtime/tether.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+/* Time the leftovers of a run get to die after cgroup.kill before we give up. */
+#define CLEANUP_TIMEOUT_MS 10000
+
+struct run_opts {
+	const char *envelope;
+	const char *run_id;
+	const char *audit_path;
+	char **argv;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: tether run --envelope FILE [--run-id ID] [--audit FILE] -- COMMAND [ARGS...]\n"
+		"\n"
+		"Runs COMMAND in a fresh cgroup confined by the envelope's rules (BPF-LSM)\n"
+		"and writes one JSON audit record per line to --audit FILE (default: stderr).\n"
+		"\n"
+		"Exit status: COMMAND's own (128+N if signal N ended it), or\n"
+		"  120  refused: this host cannot confine the run (see tether doctor); nothing ran\n"
+		"  121  the envelope is invalid; nothing ran\n"
+		"  122  usage error; nothing ran\n"
+		"  123  setup or cleanup of the run failed (the message says which)\n"
+		"  126  COMMAND could not be executed;  127  COMMAND was not found\n");
+}
+
+static int parse_opts(int argc, char **argv, struct run_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "envelope", required_argument, NULL, 'e' },
+		{ "run-id", required_argument, NULL, 'i' },
+		{ "audit", required_argument, NULL, 'a' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+e:i:a:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			o->envelope = optarg;
+			break;
+		case 'i':
+			o->run_id = optarg;
+			break;
+		case 'a':
+			o->audit_path = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(TETHER_EXIT_OK);
+		default:
+			return -EINVAL;
+		}
+	}
+	if (!o->envelope) {
+		fprintf(stderr, "tether run: --envelope FILE is required\n");
+		return -EINVAL;
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "tether run: no command given (tether run --envelope FILE -- COMMAND)\n");
+		return -EINVAL;
+	}
+	o->argv = argv + optind;
+	return 0;
+}
+
+/* Run ids name a cgroup directory and appear in audit records. */
+static bool valid_run_id(const char *id)
+{
+	size_t n = strlen(id);
+
+	if (n == 0 || n > 64 || strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((id[i] >= 'a' && id[i] <= 'z') || (id[i] >= 'A' && id[i] <= 'Z') ||
+		      (id[i] >= '0' && id[i] <= '9') || id[i] == '-' || id[i] == '_' || id[i] == '.'))
+			return false;
+	return true;
+}
+
+static int make_run_id(char *buf, size_t size)
+{
+	unsigned char rnd[6];
+
+	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+		return -errno;
+	snprintf(buf, size, "run-%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3],
+		 rnd[4], rnd[5]);
+	return 0;
+}
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char tmp[PATH_MAX];
+	size_t len = strlen(path);
+
+	if (len >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	memcpy(tmp, path, len + 1);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/*
+ * The kernel side matches the resolved path of each object, so a rule must
+ * name the resolved path too: a workspace under a symlink (/tmp -> /private/tmp)
+ * would otherwise never match.  Paths that do not exist are kept as written.
+ */
+static int resolve_rules(const struct tp_policy *pol, struct tl_path_rule **out)
+{
+	struct tl_path_rule *rules = calloc(pol->path_rule_count ? pol->path_rule_count : 1,
+					    sizeof(*rules));
+	char resolved[PATH_MAX];
+
+	if (!rules)
+		return -ENOMEM;
+	for (size_t i = 0; i < pol->path_rule_count; i++) {
+		const char *p = pol->path_rules[i].path;
+
+		if (realpath(p, resolved))
+			p = resolved;
+		rules[i].path = strdup(p);
+		rules[i].access = pol->path_rules[i].access;
+		if (!rules[i].path || strlen(rules[i].path) + 1 > TETHER_PATH_KEY_MAX) {
+			int r = rules[i].path ? -ENAMETOOLONG : -ENOMEM;
+
+			if (r == -ENAMETOOLONG)
+				fprintf(stderr,
+					"tether run: rule path %s resolves to %s, longer than the %d "
+					"bytes a kernel path rule holds\n",
+					pol->path_rules[i].path, rules[i].path,
+					TETHER_PATH_KEY_MAX - 1);
+			for (size_t j = 0; j <= i; j++)
+				free((void *)rules[j].path);
+			free(rules);
+			return r;
+		}
+	}
+	*out = rules;
+	return 0;
+}
+
+static void free_rules(struct tl_path_rule *rules, size_t n)
+{
+	if (!rules)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free((void *)rules[i].path);
+	free(rules);
+}
+
+static int refuse(const struct doctor_report *rep, const char *why)
+{
+	fprintf(stderr, "tether run: refusing to run: %s; the command was not started.\n", why);
+	if (rep)
+		doctor_print(rep, stderr);
+	return TETHER_EXIT_REFUSED;
+}
+
+/*
+ * Starts argv in the run cgroup.  The child reports a failed exec through a
+ * close-on-exec pipe, so "not found" is told apart from the command's own
+ * exit status 127.
+ */
+static int spawn(int cgroup_fd, char **argv, const sigset_t *child_mask, pid_t *pid_out,
+		 int *pidfd_out, int *errpipe_out)
+{
+	struct clone_args args = { 0 };
+	int pidfd = -1, pipefd[2];
+	long pid;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -errno;
+	args.flags = CLONE_INTO_CGROUP | CLONE_PIDFD;
+	args.pidfd = (uint64_t)(uintptr_t)&pidfd;
+	args.exit_signal = SIGCHLD;
+	args.cgroup = (uint64_t)cgroup_fd;
+	pid = syscall(SYS_clone3, &args, sizeof(args));
+	if (pid < 0) {
+		int r = -errno;
+
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return r;
+	}
+	if (pid == 0) {
+		int e;
+
+		/* Child: async-signal-safe calls only until exec. */
+		close(pipefd[0]);
+		sigprocmask(SIG_SETMASK, child_mask, NULL);
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(pipefd[1], &e, sizeof(e)) < 0) {
+			/* nothing left to tell it to */
+		}
+		_exit(e == ENOENT ? TETHER_EXIT_NOTFOUND : TETHER_EXIT_NOEXEC);
+	}
+	close(pipefd[1]);
+	*pid_out = (pid_t)pid;
+	*pidfd_out = pidfd;
+	*errpipe_out = pipefd[0];
+	return 0;
+}
+
+struct run_ctx {
+	struct run_opts opts;
+	char run_id[80];
+	struct tp_envelope *env;
+	struct tp_policy *policy;
+	struct tl_path_rule *rules;
+	size_t rule_count;
+	struct cg_run cg;
+	struct tl_node node;
+	struct tl_run run;
+	struct ring_buffer *ring;
+	struct audit_stream audit;
+	FILE *audit_file;
+	bool cg_created, node_open, run_installed;
+};
+
+static int load_envelope(struct run_ctx *ctx)
+{
+	struct tp_diags diags = { 0 };
+	char *text = NULL;
+	int r;
+
+	r = tp_envelope_parse_file(ctx->opts.envelope, &ctx->env, &diags);
+	if (r) {
+		if (tp_diags_format(&diags, &text) == 0)
+			fputs(text, stderr);
+		else
+			fprintf(stderr, "%s: error: %s\n", ctx->opts.envelope, strerror(-r));
+		free(text);
+		tp_diags_free(&diags);
+		return TETHER_EXIT_RUN_INVALID;
+	}
+	tp_diags_free(&diags);
+	r = mkdir_p(ctx->env->workspace_path, 0755);
+	if (r) {
+		fprintf(stderr, "tether run: cannot create workspace %s: %s\n",
+			ctx->env->workspace_path, strerror(-r));
+		return TETHER_EXIT_RUN_ERROR;
+	}
+	r = tp_policy_compile(ctx->env, &ctx->policy);
+	if (!r)
+		r = resolve_rules(ctx->policy, &ctx->rules);
+	if (r) {
+		fprintf(stderr, "tether run: compiling %s: %s\n", ctx->opts.envelope, strerror(-r));
+		return TETHER_EXIT_RUN_INVALID;
+	}
+	ctx->rule_count = ctx->policy->path_rule_count;
+	return 0;
+}
+
+/* Everything up to, not including, the child: returns 0 or an exit status. */
+static int setup(struct run_ctx *ctx)
+{
+	struct doctor_report rep;
+	struct tl_error err = { "" };
+	int r;
+
+	/* Cheap checks first; the trial load happens below as the real load. */
+	doctor_run(&rep, false);
+	if (!doctor_ok(&rep))
+		return refuse(&rep, "this host cannot enforce the envelope");
+
+	r = cg_run_create(rep.cgroup2_mount, ctx->run_id, &ctx->cg);
+	if (r) {
+		fprintf(stderr, "tether run: creating the run cgroup %s/%s/%s: %s%s\n",
+			rep.cgroup2_mount, TETHER_CGROUP_PARENT, ctx->run_id, strerror(-r),
+			r == -EEXIST ? " (a run with this id is live; pick another --run-id)" : "");
+		return TETHER_EXIT_RUN_ERROR;
+	}
+	ctx->cg_created = true;
+
+	r = tl_node_open(ctx->cg.level, &ctx->node, &err);
+	if (r) {
+		if (r == -EUCLEAN || r == -ESTALE) {
+			fprintf(stderr, "tether run: %s\n", err.msg);
+			return TETHER_EXIT_RUN_ERROR;
+		}
+		snprintf(rep.checks[DOCTOR_LSM_LOAD].detail, sizeof(rep.checks[0].detail), "%s",
+			 err.msg);
+		snprintf(rep.checks[DOCTOR_LSM_LOAD].fix, sizeof(rep.checks[0].fix),
+			 "%s", r == -EPERM ? "this kernel refuses BPF-LSM programs even for root; "
+					     "use a kernel that allows them"
+					   : "tether -v run ... shows libbpf's log");
+		rep.checks[DOCTOR_LSM_LOAD].ok = false;
+		rep.checks[DOCTOR_LSM_LOAD].skipped = false;
+		return refuse(&rep, "the BPF-LSM programs could not be loaded");
+	}
+	ctx->node_open = true;
+
+	r = tl_run_install(&ctx->node, ctx->cg.id, ctx->rules, ctx->rule_count, &ctx->run, &err);
+	if (r) {
+		fprintf(stderr, "tether run: installing the run's rules: %s\n", err.msg);
+		return TETHER_EXIT_RUN_ERROR;
+	}
+	ctx->run_installed = true;
+
+	if (ctx->opts.audit_path) {
+		int fd = open(ctx->opts.audit_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+
+		if (fd < 0 || !(ctx->audit_file = fdopen(fd, "a"))) {
+			fprintf(stderr, "tether run: opening audit file %s: %s\n",
+				ctx->opts.audit_path, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return TETHER_EXIT_RUN_ERROR;
+		}
+	}
+	ctx->audit.out = ctx->audit_file ? ctx->audit_file : stderr;
+	ctx->audit.run_id = ctx->run_id;
+	ctx->ring = ring_buffer__new(ctx->run.ring_fd, audit_handle_record, &ctx->audit, NULL);
+	if (!ctx->ring) {
+		fprintf(stderr, "tether run: opening the run's audit ring: %s\n", strerror(errno));
+		return TETHER_EXIT_RUN_ERROR;
+	}
+	return 0;
+}
+
+/*
+ * Tears down in the order that keeps the audit stream complete: kill what is
+ * left, drain, read the counters, remove map entries, drain once more, remove
+ * the cgroup.  Returns 0 or TETHER_EXIT_RUN_ERROR.
+ */
+static int teardown(struct run_ctx *ctx, int status_for_record, bool ran)
+{
+	uint64_t seq = 0, lost = 0;
+	struct tl_error err = { "" };
+	unsigned int left = 0;
+	bool verified = true;
+	char extra[512];
+	int ret = 0, r;
+
+	if (ctx->cg_created) {
+		r = cg_run_kill_and_wait(&ctx->cg, CLEANUP_TIMEOUT_MS, &left);
+		if (r) {
+			fprintf(stderr, "tether run: processes of run %s survived cgroup.kill for %d ms\n",
+				ctx->run_id, CLEANUP_TIMEOUT_MS);
+			verified = false;
+			ret = TETHER_EXIT_RUN_ERROR;
+		}
+	}
+	if (ctx->ring)
+		ring_buffer__consume(ctx->ring);
+	if (ctx->run_installed) {
+		tl_run_counters(&ctx->node, &ctx->run, &seq, &lost);
+		/* Leave the rules in place while anything of the run may still live. */
+		if (verified && tl_run_remove(&ctx->node, &ctx->run, &err)) {
+			fprintf(stderr, "tether run: %s\n", err.msg);
+			ret = TETHER_EXIT_RUN_ERROR;
+		}
+	}
+	if (ctx->ring)
+		ring_buffer__consume(ctx->ring);
+	if (ran && ctx->audit.out) {
+		snprintf(extra, sizeof(extra),
+			 "\"exit_status\":%d,\"audit_records\":%llu,\"audit_seq_last\":%llu,"
+			 "\"audit_lost\":%llu,\"audit_malformed\":%llu,\"leftover_processes\":%u,"
+			 "\"cleanup_verified\":%s",
+			 status_for_record, (unsigned long long)ctx->audit.records,
+			 (unsigned long long)seq, (unsigned long long)lost,
+			 (unsigned long long)ctx->audit.malformed, left, verified ? "true" : "false");
+		audit_write_run_event(&ctx->audit, "end", extra);
+	}
+	if (lost || ctx->audit.records != seq)
+		fprintf(stderr,
+			"tether run: warning: run %s lost %llu audit records (%llu written of %llu)\n",
+			ctx->run_id, (unsigned long long)(seq - ctx->audit.records),
+			(unsigned long long)ctx->audit.records, (unsigned long long)seq);
+	if (ctx->audit.write_error) {
+		fprintf(stderr, "tether run: writing audit records: %s\n",
+			strerror(ctx->audit.write_error));
+		ret = TETHER_EXIT_RUN_ERROR;
+	}
+	ring_buffer__free(ctx->ring);
+	ctx->ring = NULL;
+	if (ctx->run_installed && verified)
+		tl_run_free(&ctx->run);
+	if (ctx->node_open)
+		tl_node_close(&ctx->node);
+	if (ctx->cg_created) {
+		if (verified && (r = cg_run_destroy(&ctx->cg))) {
+			fprintf(stderr, "tether run: removing cgroup %s: %s\n", ctx->cg.path,
+				strerror(-r));
+			ret = TETHER_EXIT_RUN_ERROR;
+		} else if (!verified) {
+			fprintf(stderr,
+				"tether run: run %s left its cgroup %s and map entries in place "
+				"because it could not be emptied\n",
+				ctx->run_id, ctx->cg.path);
+			cg_run_free(&ctx->cg);
+		}
+	}
+	if (ctx->audit_file && fclose(ctx->audit_file) != 0 && !ret) {
+		fprintf(stderr, "tether run: closing audit file: %s\n", strerror(errno));
+		ret = TETHER_EXIT_RUN_ERROR;
+	}
+	ctx->audit_file = NULL;
+	return ret;
+}
+
+/* Waits for the child while forwarding audit records; returns its wait status. */
+static int supervise(struct run_ctx *ctx, int pidfd, int sigfd, int *wstatus)
+{
+	struct epoll_event ev, events[4];
+	int ep, ring_fd = ring_buffer__epoll_fd(ctx->ring);
+	bool killed = false;
+	siginfo_t si;
+
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0)
+		return -errno;
+	ev = (struct epoll_event){ .events = EPOLLIN, .data.fd = pidfd };
+	epoll_ctl(ep, EPOLL_CTL_ADD, pidfd, &ev);
+	ev = (struct epoll_event){ .events = EPOLLIN, .data.fd = sigfd };
+	epoll_ctl(ep, EPOLL_CTL_ADD, sigfd, &ev);
+	ev = (struct epoll_event){ .events = EPOLLIN, .data.fd = ring_fd };
+	epoll_ctl(ep, EPOLL_CTL_ADD, ring_fd, &ev);
+	for (;;) {
+		int n = epoll_wait(ep, events, 4, -1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			close(ep);
+			return -errno;
+		}
+		for (int i = 0; i < n; i++) {
+			if (events[i].data.fd == ring_fd) {
+				ring_buffer__consume(ctx->ring);
+			} else if (events[i].data.fd == sigfd) {
+				struct signalfd_siginfo ssi;
+
+				if (read(sigfd, &ssi, sizeof(ssi)) == sizeof(ssi) && !killed) {
+					unsigned int left;
+
+					fprintf(stderr, "tether run: signal %u: ending run %s\n",
+						ssi.ssi_signo, ctx->run_id);
+					cg_run_kill_and_wait(&ctx->cg, 0, &left);
+					killed = true;
+				}
+			} else if (events[i].data.fd == pidfd) {
+				memset(&si, 0, sizeof(si));
+				if (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED) < 0) {
+					close(ep);
+					return -errno;
+				}
+				*wstatus = si.si_code == CLD_EXITED ? si.si_status
+								    : 128 + si.si_status;
+				close(ep);
+				return 0;
+			}
+		}
+	}
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_ctx ctx = { .cg = { .dir_fd = -1 } };
+	sigset_t block, old;
+	int pidfd = -1, errpipe = -1, sigfd = -1, status = 0, exec_errno = 0, ret, r;
+	pid_t pid;
+
+	if (parse_opts(argc, argv, &ctx.opts)) {
+		usage(stderr);
+		return TETHER_EXIT_RUN_USAGE;
+	}
+	if (ctx.opts.run_id) {
+		if (!valid_run_id(ctx.opts.run_id)) {
+			fprintf(stderr, "tether run: invalid --run-id '%s': use 1 to 64 of "
+					"[A-Za-z0-9._-], not '.' or '..'\n",
+				ctx.opts.run_id);
+			return TETHER_EXIT_RUN_USAGE;
+		}
+		snprintf(ctx.run_id, sizeof(ctx.run_id), "%s", ctx.opts.run_id);
+	} else if ((r = make_run_id(ctx.run_id, sizeof(ctx.run_id)))) {
+		fprintf(stderr, "tether run: generating a run id: %s\n", strerror(-r));
+		return TETHER_EXIT_RUN_ERROR;
+	}
+
+	ret = load_envelope(&ctx);
+	if (ret)
+		goto out_policy;
+	ret = setup(&ctx);
+	if (ret) {
+		teardown(&ctx, 0, false);
+		goto out_policy;
+	}
+
+	/* SIGINT/SIGTERM end the run through the loop, never leave it unsupervised. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	sigfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
+
+	{
+		char extra[4096];
+		struct strbuf sb = { 0 };
+
+		/* Only argv[0]: arguments may carry secrets. */
+		sb_json_string(&sb, ctx.opts.argv[0], 1024);
+		snprintf(extra, sizeof(extra), "\"command\":%s,\"cgroup_id\":%llu,\"run_slot\":%u,"
+			 "\"rules\":%zu",
+			 sb.data ? sb.data : "\"\"", (unsigned long long)ctx.cg.id,
+			 ctx.run.run_slot, ctx.rule_count);
+		sb_free(&sb);
+		audit_write_run_event(&ctx.audit, "start", extra);
+	}
+
+	r = sigfd < 0 ? -errno : spawn(ctx.cg.dir_fd, ctx.opts.argv, &old, &pid, &pidfd, &errpipe);
+	if (r) {
+		fprintf(stderr, "tether run: starting %s in cgroup %s: %s\n", ctx.opts.argv[0],
+			ctx.cg.path, strerror(-r));
+		teardown(&ctx, -1, true);
+		ret = TETHER_EXIT_RUN_ERROR;
+		goto out_sig;
+	}
+	if (read(errpipe, &exec_errno, sizeof(exec_errno)) != sizeof(exec_errno))
+		exec_errno = 0;
+	close(errpipe);
+
+	r = supervise(&ctx, pidfd, sigfd, &status);
+	if (r) {
+		fprintf(stderr, "tether run: waiting for %s: %s\n", ctx.opts.argv[0], strerror(-r));
+		status = TETHER_EXIT_RUN_ERROR;
+	}
+	if (exec_errno)
+		fprintf(stderr, "tether run: cannot execute %s: %s\n", ctx.opts.argv[0],
+			strerror(exec_errno));
+	ret = teardown(&ctx, status, true);
+	if (!ret)
+		ret = status;
+out_sig:
+	if (pidfd >= 0)
+		close(pidfd);
+	if (sigfd >= 0)
+		close(sigfd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+out_policy:
+	free_rules(ctx.rules, ctx.rule_count);
+	tp_policy_free(ctx.policy);
+	tp_envelope_free(ctx.env);
+	return ret;
+}

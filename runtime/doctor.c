@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "loader/loader.h"
+#include "runtime/cgroup.h"
+#include "runtime/doctor.h"
+
+#define BPF_FS_MAGIC 0xcafe4a11
+
+static const char *const check_names[DOCTOR_NCHECKS] = {
+	[DOCTOR_LSM] = "BPF LSM active",
+	[DOCTOR_BTF] = "kernel BTF",
+	[DOCTOR_CGROUP2] = "cgroup2 hierarchy",
+	[DOCTOR_BPFFS] = "BPF filesystem",
+	[DOCTOR_LSM_LOAD] = "BPF-LSM programs load and attach",
+};
+
+static void set(struct doctor_check *c, bool ok, const char *fix, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void set(struct doctor_check *c, bool ok, const char *fix, const char *fmt, ...)
+{
+	va_list ap;
+
+	c->ok = ok;
+	va_start(ap, fmt);
+	vsnprintf(c->detail, sizeof(c->detail), fmt, ap);
+	va_end(ap);
+	snprintf(c->fix, sizeof(c->fix), "%s", fix ? fix : "");
+}
+
+static void check_lsm(struct doctor_check *c)
+{
+	char buf[512] = "", *tok, *save = NULL, copy[512];
+	FILE *f = fopen("/sys/kernel/security/lsm", "re");
+	size_t n;
+
+	if (!f) {
+		set(c, false,
+		    "mount securityfs (mount -t securityfs securityfs /sys/kernel/security); "
+		    "the kernel needs CONFIG_BPF_LSM=y and \"bpf\" in its lsm= list",
+		    "cannot read /sys/kernel/security/lsm: %s", strerror(errno));
+		return;
+	}
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	snprintf(copy, sizeof(copy), "%s", buf);
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (strcmp(tok, "bpf") == 0) {
+			set(c, true, NULL, "active LSMs: %s", buf);
+			return;
+		}
+	}
+	set(c, false,
+	    "add bpf to the kernel command line's lsm= list, keeping the LSMs already "
+	    "there (for example lsm=lockdown,capability,bpf), and reboot",
+	    "\"bpf\" is not among the active LSMs: %s", buf);
+}
+
+static void check_btf(struct doctor_check *c)
+{
+	if (access("/sys/kernel/btf/vmlinux", R_OK) == 0)
+		set(c, true, NULL, "/sys/kernel/btf/vmlinux");
+	else
+		set(c, false, "use a kernel built with CONFIG_DEBUG_INFO_BTF=y",
+		    "cannot read /sys/kernel/btf/vmlinux: %s", strerror(errno));
+}
+
+static void check_cgroup2(struct doctor_check *c, char *mount_point, size_t size)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *controllers;
+	int r;
+
+	if (!f) {
+		set(c, false, "mount /proc", "cannot read /proc/self/mountinfo: %s",
+		    strerror(errno));
+		return;
+	}
+	r = cg_find_mount(f, mount_point, size);
+	fclose(f);
+	if (r) {
+		set(c, false, "mount the cgroup2 hierarchy, e.g. mount -t cgroup2 none /sys/fs/cgroup",
+		    "no cgroup2 hierarchy mounted at its root in /proc/self/mountinfo");
+		return;
+	}
+	controllers = cg_controllers(mount_point);
+	set(c, true, NULL, "mounted at %s; controllers: %s", mount_point,
+	    controllers && *controllers ? controllers : "(none)");
+	free(controllers);
+}
+
+static void check_bpffs(struct doctor_check *c)
+{
+	struct statfs sfs;
+
+	if (statfs(TETHER_BPFFS, &sfs) == 0 && (unsigned long)sfs.f_type == BPF_FS_MAGIC)
+		set(c, true, NULL, "mounted at %s", TETHER_BPFFS);
+	else
+		set(c, false, "mount -t bpf bpf " TETHER_BPFFS, "no BPF filesystem at %s",
+		    TETHER_BPFFS);
+}
+
+static void check_load(struct doctor_check *c)
+{
+	struct tl_error err = { "" };
+	char path[256];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/runs", TETHER_PIN_DIR);
+	if (access(path, F_OK) == 0) {
+		set(c, true, NULL, "already loaded and pinned under %s", TETHER_PIN_DIR);
+		return;
+	}
+	r = tl_probe_lsm(&err);
+	if (r == 0)
+		set(c, true, NULL, "loaded, attached and detached again");
+	else
+		set(c, false,
+		    r == -EPERM ? "this kernel refuses BPF-LSM programs even for root (a "
+				  "lockdown or a platform policy); use a kernel that allows them"
+				: "run as root on a kernel with BPF-LSM enabled; tether -v shows "
+				  "the verifier's log",
+		    "%s", err.msg);
+}
+
+void doctor_run(struct doctor_report *rep, bool try_load)
+{
+	memset(rep, 0, sizeof(*rep));
+	check_lsm(&rep->checks[DOCTOR_LSM]);
+	check_btf(&rep->checks[DOCTOR_BTF]);
+	check_cgroup2(&rep->checks[DOCTOR_CGROUP2], rep->cgroup2_mount, sizeof(rep->cgroup2_mount));
+	check_bpffs(&rep->checks[DOCTOR_BPFFS]);
+	if (try_load) {
+		check_load(&rep->checks[DOCTOR_LSM_LOAD]);
+	} else {
+		rep->checks[DOCTOR_LSM_LOAD].skipped = true;
+		rep->checks[DOCTOR_LSM_LOAD].ok = true;
+	}
+}
+
+bool doctor_ok(const struct doctor_report *rep)
+{
+	for (int i = 0; i < DOCTOR_NCHECKS; i++)
+		if (!rep->checks[i].ok)
+			return false;
+	return true;
+}
+
+void doctor_print(const struct doctor_report *rep, FILE *out)
+{
+	for (int i = 0; i < DOCTOR_NCHECKS; i++) {
+		const struct doctor_check *c = &rep->checks[i];
+
+		if (c->skipped)
+			continue;
+		fprintf(out, "%-5s %s: %s\n", c->ok ? "ok" : "FAIL", check_names[i], c->detail);
+		if (!c->ok && c->fix[0])
+			fprintf(out, "      fix: %s\n", c->fix);
+	}
+	fprintf(out, "%s\n", doctor_ok(rep) ? "tether can confine runs on this host"
+					     : "tether cannot confine runs on this host");
+}

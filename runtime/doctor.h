@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Host support checks, probed in order (LSM list -> BTF -> cgroup2 -> bpffs ->
+ * a real load and attach of the BPF-LSM programs).  `tether doctor` prints
+ * them; `tether run` refuses, with the same text, when any fails.
+ */
+#ifndef TETHER_RUNTIME_DOCTOR_H
+#define TETHER_RUNTIME_DOCTOR_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+enum doctor_check_id {
+	DOCTOR_LSM,		/* "bpf" in /sys/kernel/security/lsm */
+	DOCTOR_BTF,		/* /sys/kernel/btf/vmlinux */
+	DOCTOR_CGROUP2,		/* a cgroup2 hierarchy mounted at its root */
+	DOCTOR_BPFFS,		/* bpffs at /sys/fs/bpf */
+	DOCTOR_LSM_LOAD,	/* the programs load and attach (or are pinned already) */
+	DOCTOR_NCHECKS,
+};
+
+struct doctor_check {
+	bool ok;
+	bool skipped;
+	char detail[512];
+	char fix[512];
+};
+
+struct doctor_report {
+	struct doctor_check checks[DOCTOR_NCHECKS];
+	char cgroup2_mount[4096];
+};
+
+/* Runs every check; `try_load` includes the trial load (needs root). */
+void doctor_run(struct doctor_report *rep, bool try_load);
+bool doctor_ok(const struct doctor_report *rep);
+void doctor_print(const struct doctor_report *rep, FILE *out);
+
+#endif

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* CLI verbs and the exit statuses they share (documented in README.md). */
+#ifndef TETHER_RUNTIME_TETHER_H
+#define TETHER_RUNTIME_TETHER_H
+
+#include <stdbool.h>
+
+/*
+ * `tether run` exits with the command's own status (128 + N when a signal N
+ * ended it).  These statuses are tether's: they mean the command did not run,
+ * or its run could not be accounted for.
+ */
+enum tether_exit {
+	TETHER_EXIT_OK = 0,
+	TETHER_EXIT_INVALID = 1,	/* check/compile: the envelope is invalid */
+	TETHER_EXIT_USAGE = 2,		/* bad command line (all verbs but run) */
+	TETHER_EXIT_REFUSED = 120,	/* run: this host cannot confine the run; nothing ran */
+	TETHER_EXIT_RUN_INVALID = 121,	/* run: the envelope is invalid; nothing ran */
+	TETHER_EXIT_RUN_USAGE = 122,	/* run: bad command line; nothing ran */
+	TETHER_EXIT_RUN_ERROR = 123,	/* run: setup or cleanup failed (message says which) */
+	TETHER_EXIT_NOEXEC = 126,	/* run: the command could not be executed */
+	TETHER_EXIT_NOTFOUND = 127,	/* run: the command was not found */
+};
+
+extern bool tether_verbose;
+
+int cmd_run(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+
+#endif
