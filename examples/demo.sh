@@ -1,0 +1,32 @@
+#!/bin/sh
+# The demo's body: one run under examples/demo.yaml that writes once inside its
+# workspace (allowed) and once outside it (denied), then shows the audit
+# stream.  scripts/demo runs it on this host or, when the host kernel cannot
+# run BPF-LSM, inside the test VM.  Needs root.
+tether=${TETHER:-tether}
+envelope=${1:-examples/demo.yaml}
+audit=/tmp/tether-demo/audit.jsonl
+mkdir -p /tmp/tether-demo/workspace
+rm -f "$audit" /tmp/tether-demo/outside.txt
+
+echo "\$ tether run --envelope $envelope --audit $audit -- /bin/sh -c '...'"
+"$tether" run --envelope "$envelope" --run-id demo --audit "$audit" -- /bin/sh -c '
+	echo "agent: writing /tmp/tether-demo/workspace/result.txt (inside the workspace)"
+	echo "result" > /tmp/tether-demo/workspace/result.txt && echo "agent:   allowed"
+	echo "agent: writing /tmp/tether-demo/outside.txt (outside the workspace)"
+	echo "exfil" > /tmp/tether-demo/outside.txt || echo "agent:   denied"
+	exit 0'
+status=$?
+echo
+echo "tether run exited with $status"
+echo "workspace/result.txt: $(cat /tmp/tether-demo/workspace/result.txt 2>&1)"
+if [ -e /tmp/tether-demo/outside.txt ]; then
+	echo "outside.txt: EXISTS (this must not happen)"
+	status=1
+else
+	echo "outside.txt: does not exist"
+fi
+echo
+echo "audit stream ($audit):"
+cat "$audit"
+exit $status

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <string.h>
+
+#include "bpf/abi/event.h"
+#include "runtime/audit.h"
+
+static char *json(const char *s, size_t max)
+{
+	struct strbuf sb = { 0 };
+
+	cr_assert_eq(sb_json_string(&sb, s, max), 0);
+	return sb.data;
+}
+
+Test(audit, json_plain_and_escapes)
+{
+	char *s = json("a\"b\\c\nd\te\x01", 64);
+
+	cr_assert_str_eq(s, "\"a\\\"b\\\\c\\nd\\te\\u0001\"");
+	free(s);
+}
+
+Test(audit, json_keeps_valid_utf8)
+{
+	char *s = json("/tmp/caf\xc3\xa9/\xe2\x82\xac", 64);
+
+	cr_assert_str_eq(s, "\"/tmp/caf\xc3\xa9/\xe2\x82\xac\"");
+	free(s);
+}
+
+Test(audit, json_escapes_invalid_utf8_bytes)
+{
+	/* a lone continuation byte, a truncated sequence, an overlong '/' and a surrogate */
+	char *s = json("\x80x\xc3" "y\xc0\xaf\xed\xa0\x80", 64);
+
+	cr_assert_str_eq(s, "\"\\u0080x\\u00c3y\\u00c0\\u00af\\u00ed\\u00a0\\u0080\"");
+	free(s);
+}
+
+Test(audit, json_stops_at_max_len)
+{
+	char *s = json("abcdef", 3);
+
+	cr_assert_str_eq(s, "\"abc\"");
+	free(s);
+}
+
+static struct tether_fs_event sample(void)
+{
+	struct tether_fs_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.hdr.kind = TETHER_EVENT_FS;
+	ev.hdr.size = sizeof(ev);
+	ev.hdr.run_slot = 3;
+	ev.hdr.cgroup_id = 77;
+	ev.hdr.pid = 10;
+	ev.hdr.tgid = 9;
+	ev.hdr.seq = 5;
+	ev.op = TETHER_FS_OPEN_WRITE;
+	ev.decision = TETHER_DECISION_DENY;
+	ev.err = -13;
+	ev.reason = TETHER_REASON_DEFAULT_DENY;
+	strcpy(ev.comm, "sh");
+	strcpy(ev.path, "/etc/\"x\"");
+	return ev;
+}
+
+Test(audit, formats_fs_record)
+{
+	struct tether_fs_event ev = sample();
+	struct strbuf sb = { 0 };
+	const char *after_time;
+
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), "run-1", &sb), 0);
+	cr_assert(strncmp(sb.data, "{\"seq\":5,\"time\":\"", 17) == 0, "%s", sb.data);
+	after_time = strstr(sb.data, "Z\",");
+	cr_assert_not_null(after_time);
+	cr_assert_str_eq(after_time + 3,
+			 "\"run_id\":\"run-1\",\"kind\":\"fs\",\"op\":\"open_write\","
+			 "\"path\":\"/etc/\\\"x\\\"\",\"decision\":\"deny\",\"errno\":\"EACCES\","
+			 "\"reason\":\"default_deny\",\"pid\":10,\"tgid\":9,\"uid\":0,\"comm\":\"sh\","
+			 "\"cgroup_id\":77}");
+	sb_free(&sb);
+}
+
+Test(audit, unterminated_strings_stay_in_bounds)
+{
+	struct tether_fs_event ev = sample();
+	struct strbuf sb = { 0 };
+
+	memset(ev.path, 'a', sizeof(ev.path));
+	memset(ev.comm, 'b', sizeof(ev.comm));
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), "r", &sb), 0);
+	cr_assert_not_null(strstr(sb.data, "\"comm\":\"bbbbbbbbbbbbbbbb\""));
+	sb_free(&sb);
+}
+
+Test(audit, rejects_short_or_unknown_records)
+{
+	struct tether_fs_event ev = sample();
+	struct strbuf sb = { 0 };
+
+	cr_assert_eq(audit_format_record(&ev, 8, "r", &sb), -EBADMSG);
+	ev.hdr.size = sizeof(ev) + 1;
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), "r", &sb), -EBADMSG);
+	ev = sample();
+	ev.hdr.kind = 99;
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), "r", &sb), -EBADMSG);
+	sb_free(&sb);
+}
+
+Test(audit, stream_counts_records)
+{
+	struct tether_fs_event ev = sample();
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	struct audit_stream st = { .out = out, .run_id = "r" };
+
+	audit_handle_record(&st, &ev, sizeof(ev));
+	ev.hdr.seq = 6;
+	audit_handle_record(&st, &ev, sizeof(ev));
+	audit_handle_record(&st, &ev, 4);
+	fclose(out);
+	cr_assert_eq(st.records, 2);
+	cr_assert_eq(st.max_seq, 6);
+	cr_assert_eq(st.malformed, 1);
+	cr_assert_not_null(strstr(buf, "\"seq\":6"));
+	free(buf);
+}

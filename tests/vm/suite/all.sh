@@ -1,0 +1,19 @@
+#!/bin/sh
+# Runs every suite in this directory inside one VM boot and prints the sum.
+total_pass=0
+total_fail=0
+for s in /ext/suite/*.sh; do
+	case "$s" in */lib.sh | */all.sh) continue ;; esac
+	echo "== suite $(basename "$s" .sh) on $(uname -r)"
+	out=$(sh "$s" 2>&1 | tee /dev/stderr | tail -n 1)
+	p=$(echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p')
+	f=$(echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p')
+	if [ -z "$p" ]; then
+		echo "[FAIL] suite $s ended without a summary line"
+		p=0 f=1
+	fi
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+done
+echo "suite total: $total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]

@@ -1,0 +1,211 @@
+#!/bin/sh
+# Filesystem write confinement, end to end: real BPF-LSM programs in a real
+# kernel.  Every denial is checked for its errno (by fsprobe) and for its
+# exact audit record.  Runs inside the VM as root: tests/vm/run-suite.
+. /ext/suite/lib.sh
+
+WS=/srv/ws			# on the same mount as /srv/outside: hard links are possible
+OUT=/srv/outside
+ENV=$T/env.yaml
+envelope "$ENV" "$WS"
+mkdir -p "$OUT/emptydir"
+echo original > "$OUT/file"
+
+# in_run ID EXPECT OP ARGS...: fsprobe inside a fresh run; RC is tether's exit status.
+in_run() {
+	id=$1
+	shift
+	rm -f "$T/$id.audit"
+	tether run --envelope "$ENV" --run-id "$id" --audit "$T/$id.audit" -- "$BIN/fsprobe" "$@"
+	RC=$?
+}
+
+# denied NAME ID OP PATH_IN_RECORD ERRNO_NAME ARGS...: the probe sees ERRNO_NAME
+# and the stream holds exactly the record for it.
+denied() {
+	name=$1 id=$2 op=$3 rpath=$4 err=$5
+	shift 5
+	in_run "$id" "$err" "$@"
+	reason='"reason":"rule","rule":0'	# rule 0 is "/": readable, not writable
+	[ "$op" = mount ] && reason='"reason":"forbidden"'
+	rec="{\"seq\":1,\"run_id\":\"$id\",\"kind\":\"fs\",\"op\":\"$op\",\"path\":\"$rpath\",\"decision\":\"deny\",\"errno\":\"$err\",$reason,\"uid\":0,\"comm\":\"fsprobe\"}"
+	if [ "$RC" -ne 0 ]; then
+		fail "$name" "fsprobe did not see $err (tether exit $RC)"
+	elif ! expect_record "$name" "$T/$id.audit" "$rec"; then
+		fail "$name" "audit record missing or different"
+	else
+		pass "$name"
+	fi
+}
+
+# --- allowed inside the workspace -------------------------------------------
+in_run w1 ok write "$WS/a"
+if [ "$RC" -eq 0 ] && [ "$(cat "$WS/a")" = tether ] && no_denials "$T/w1.audit"; then
+	pass "write inside the workspace is allowed and not recorded as a denial"
+else
+	fail "write inside the workspace is allowed" "exit $RC, content '$(cat "$WS/a" 2>&1)'"
+fi
+
+rm -f "$T/w2.audit"
+tether run --envelope "$ENV" --run-id w2 --audit "$T/w2.audit" -- /bin/sh -e -c "
+	$BIN/fsprobe ok mkdir $WS/d
+	$BIN/fsprobe ok write $WS/d/f
+	$BIN/fsprobe ok rename $WS/d/f $WS/d/g
+	$BIN/fsprobe ok chmod $WS/d/g
+	$BIN/fsprobe ok chown $WS/d/g
+	$BIN/fsprobe ok truncate $WS/d/g
+	$BIN/fsprobe ok symlink g $WS/d/s
+	$BIN/fsprobe ok link $WS/d/g $WS/d/h
+	$BIN/fsprobe ok mknod-fifo $WS/d/fifo
+	$BIN/fsprobe ok unlink $WS/d/h
+	$BIN/fsprobe ok write /dev/null
+	$BIN/fsprobe ok read /srv/outside/file
+	rm -r $WS/d"
+RC=$?
+if [ "$RC" -eq 0 ] && no_denials "$T/w2.audit" && [ ! -e "$WS/d" ]; then
+	pass "mkdir, rename, chmod, chown, truncate, links, fifo, unlink inside; /dev/null; reads outside"
+else
+	fail "operations inside the workspace" "exit $RC"
+	cat "$T/w2.audit"
+fi
+
+# --- denied outside ---------------------------------------------------------
+denied "create outside the workspace" d1 create "$OUT/new" EACCES write "$OUT/new"
+[ ! -e "$OUT/new" ] || fail "denied create left no file" "$OUT/new exists"
+denied "overwrite a file outside" d2 open_write "$OUT/file" EACCES write "$OUT/file"
+denied "append to a file outside" d3 open_write "$OUT/file" EACCES append "$OUT/file"
+denied "O_RDONLY|O_TRUNC outside" d4 open_write "$OUT/file" EACCES trunc-rdonly "$OUT/file"
+denied "O_RDONLY|O_CREAT outside" d5 create "$OUT/new2" EACCES create-rdonly "$OUT/new2"
+denied "mkdir outside" d6 mkdir "$OUT/dir" EACCES mkdir "$OUT/dir"
+denied "rmdir outside" d7 rmdir "$OUT/emptydir" EACCES rmdir "$OUT/emptydir"
+denied "unlink outside" d8 unlink "$OUT/file" EACCES unlink "$OUT/file"
+denied "truncate(2) outside" d9 truncate "$OUT/file" EACCES truncate "$OUT/file"
+denied "chmod outside" d10 chmod "$OUT/file" EACCES chmod "$OUT/file"
+denied "chown outside" d11 chown "$OUT/file" EACCES chown "$OUT/file"
+denied "mknod a fifo outside" d12 create "$OUT/fifo" EACCES mknod-fifo "$OUT/fifo"
+denied "symlink created outside" d13 symlink "$OUT/sym" EACCES symlink /etc/passwd "$OUT/sym"
+denied "remove the workspace itself" d14 rmdir "$WS" EACCES rmdir "$WS"
+denied "rename the workspace itself" d15 rename "$WS" EACCES rename "$WS" /srv/ws2
+[ "$(cat "$OUT/file")" = original ] && pass "the file outside is unchanged" ||
+	fail "the file outside is unchanged" "content is now '$(cat "$OUT/file")'"
+
+# --- path tricks: decisions use the resolved object ------------------------
+ln -sf "$OUT/file" "$WS/link-out"
+denied "write through a symlink in the workspace" t1 open_write "$OUT/file" EACCES write "$WS/link-out"
+denied "write through .. out of the workspace" t2 open_write "$OUT/file" EACCES write "$WS/../outside/file"
+denied "write through /proc/self/root" t3 open_write "$OUT/file" EACCES write "/proc/self/root$OUT/file"
+denied "re-open an O_PATH fd for writing via /proc/self/fd" t4 open_write "$OUT/file" EACCES reopen-write "$OUT/file"
+denied "hard link a protected file into the workspace" t5 link "$OUT/file" EACCES link "$OUT/file" "$WS/hard"
+[ ! -e "$WS/hard" ] || fail "denied hard link left no name" "$WS/hard exists"
+denied "rename a file out of the workspace" t6 rename "$OUT/moved" EACCES rename "$WS/a" "$OUT/moved"
+denied "rename a file into the workspace" t7 rename "$OUT/file" EACCES rename "$OUT/file" "$WS/stolen"
+denied "RENAME_EXCHANGE with a file outside" t8 rename "$OUT/file" EACCES exchange "$WS/a" "$OUT/file"
+mkdir -p "$WS/mnt"
+denied "bind-mount a tree into the workspace" t9 mount "$WS/mnt" EPERM bind-mount "$OUT" "$WS/mnt"
+[ "$(cat "$OUT/file")" = original ] && pass "the file outside is still unchanged" ||
+	fail "the file outside is still unchanged" "content is now '$(cat "$OUT/file")'"
+
+# --- a nested cgroup does not shed the run's policy ------------------------
+rm -f "$WS/go" "$T/n1.audit"
+tether run --envelope "$ENV" --run-id n1 --audit "$T/n1.audit" -- /bin/sh -c \
+	"while [ ! -e $WS/go ]; do sleep 0.05; done; $BIN/fsprobe EACCES write $OUT/nested" &
+bg=$!
+i=0
+while [ ! -s /sys/fs/cgroup/tether/n1/cgroup.procs ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+mkdir /sys/fs/cgroup/tether/n1/inner
+for p in $(cat /sys/fs/cgroup/tether/n1/cgroup.procs); do echo "$p" > /sys/fs/cgroup/tether/n1/inner/cgroup.procs; done
+touch "$WS/go"
+wait $bg
+RC=$?
+if [ "$RC" -eq 0 ] && [ ! -e "$OUT/nested" ] && grep -q "\"path\":\"$OUT/nested\",\"decision\":\"deny\"" "$T/n1.audit" &&
+	[ ! -e /sys/fs/cgroup/tether/n1 ]; then
+	pass "a process moved into a cgroup nested in its run stays confined; cleanup removes both"
+else
+	fail "nested cgroup" "exit $RC"
+	cat "$T/n1.audit"
+fi
+
+# --- processes outside the run are untouched while it is live --------------
+rm -f "$WS/started" "$WS/stop"
+tether run --envelope "$ENV" --run-id live --audit "$T/live.audit" -- /bin/sh -c \
+	"touch $WS/started; while [ ! -e $WS/stop ]; do sleep 0.05; done" &
+bg=$!
+i=0
+while [ ! -e "$WS/started" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+if [ -e "$WS/started" ] && "$BIN/fsprobe" ok write "$OUT/by-host" &&
+	"$BIN/fsprobe" ok mkdir "$OUT/host-dir" && "$BIN/fsprobe" ok unlink "$OUT/by-host" &&
+	! grep -q "by-host\|host-dir" "$T/live.audit"; then
+	pass "the same binary outside the run writes where it likes while the run is live"
+else
+	fail "outside process untouched" "host write failed or was recorded"
+fi
+touch "$WS/stop"
+wait $bg
+
+# --- concurrent runs with different workspaces share the maps --------------
+mkdir -p /srv/wsA /srv/wsB
+envelope "$T/a.yaml" /srv/wsA
+envelope "$T/b.yaml" /srv/wsB
+tether run --envelope "$T/a.yaml" --run-id ca --audit "$T/ca.audit" -- /bin/sh -c \
+	"sleep 0.3; $BIN/fsprobe ok write /srv/wsA/x && $BIN/fsprobe EACCES write /srv/wsB/x" &
+pa=$!
+tether run --envelope "$T/b.yaml" --run-id cb --audit "$T/cb.audit" -- /bin/sh -c \
+	"sleep 0.3; $BIN/fsprobe ok write /srv/wsB/y && $BIN/fsprobe EACCES write /srv/wsA/y" &
+pb=$!
+wait $pa; ra=$?
+wait $pb; rb=$?
+if [ $ra -eq 0 ] && [ $rb -eq 0 ] && [ -e /srv/wsA/x ] && [ -e /srv/wsB/y ] &&
+	[ ! -e /srv/wsB/x ] && [ ! -e /srv/wsA/y ]; then
+	pass "two concurrent runs each write only their own workspace"
+else
+	fail "concurrent runs" "exit A=$ra B=$rb"
+fi
+
+# --- lifecycle: exit status, leftovers, cleanup, refusals -------------------
+tether run --envelope "$ENV" --run-id e1 --audit "$T/e1.audit" -- /bin/sh -c 'exit 7'
+RC=$?
+[ $RC -eq 7 ] && pass "the command's exit status is tether's" || fail "exit status" "got $RC"
+tether run --envelope "$ENV" --run-id e2 --audit "$T/e2.audit" -- /bin/sh -c 'kill -9 $$'
+RC=$?
+[ $RC -eq 137 ] && pass "a command killed by SIGKILL gives 137" || fail "signal status" "got $RC"
+tether run --envelope "$ENV" --run-id e3 --audit "$T/e3.audit" -- /nonexistent/cmd 2>/dev/null
+RC=$?
+[ $RC -eq 127 ] && pass "a missing command gives 127" || fail "missing command" "got $RC"
+
+tether run --envelope "$ENV" --run-id df --audit "$T/df.audit" -- /bin/sh -c \
+	"(sh -c 'sleep 0.2; $BIN/fsprobe EACCES write $OUT/daemon; sleep 300' &) ; sleep 0.5; exit 0"
+RC=$?
+if [ $RC -eq 0 ] && ! ps | grep -q '[s]leep 300' && [ ! -e "$OUT/daemon" ] &&
+	grep -q '"event":"end".*"leftover_processes":1,"cleanup_verified":true' "$T/df.audit" &&
+	grep -q "\"path\":\"$OUT/daemon\",\"decision\":\"deny\"" "$T/df.audit"; then
+	pass "a double-forked daemon is confined, then killed with the run and counted"
+else
+	fail "double fork" "exit $RC"
+	cat "$T/df.audit"
+fi
+
+if [ ! -e /sys/fs/cgroup/tether/w1 ] && [ ! -e /sys/fs/cgroup/tether/d1 ] &&
+	[ "$(ls /sys/fs/cgroup/tether | grep -c '^[a-z0-9]*$')" -eq 0 ]; then
+	pass "every run cgroup is removed"
+else
+	fail "run cgroups removed" "$(ls -d /sys/fs/cgroup/tether/*/ 2>&1)"
+fi
+in_run w1 ok write "$WS/again"
+[ "$RC" -eq 0 ] && pass "a run id can be reused once its run ended" || fail "run id reuse" "exit $RC"
+
+if grep -q '"event":"end","exit_status":0,"audit_records":1,"audit_seq_last":1,"audit_lost":0' "$T/d2.audit"; then
+	pass "the end record accounts for every audit record"
+else
+	fail "end record" "$(grep '"event":"end"' "$T/d2.audit")"
+fi
+
+printf 'sandbox:\n  filesystem:\n    root: read_write\n' > "$T/bad.yaml"
+tether run --envelope "$T/bad.yaml" --run-id bad -- /bin/sh -c "touch $WS/should-not-exist" 2>"$T/bad.err"
+RC=$?
+if [ $RC -eq 121 ] && [ ! -e "$WS/should-not-exist" ] && grep -q "bad.yaml:3:11: error:" "$T/bad.err"; then
+	pass "an invalid envelope is refused with FILE:LINE:COLUMN and nothing runs"
+else
+	fail "invalid envelope" "exit $RC: $(cat "$T/bad.err")"
+fi
+
+finish

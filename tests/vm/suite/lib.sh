@@ -1,0 +1,48 @@
+# Shared helpers for the in-VM suites (busybox sh).  Each case prints
+# "[PASS] name" or "[FAIL] name: why"; finish() prints "N passed, N failed".
+PASSED=0
+FAILED=0
+BIN=/ext/bin
+T=/tmp/suite
+mkdir -p "$T"
+
+pass() { PASSED=$((PASSED + 1)); echo "[PASS] $1"; }
+fail() { FAILED=$((FAILED + 1)); echo "[FAIL] $1: $2"; }
+
+# envelope FILE WORKSPACE: writes a minimal envelope.
+envelope() {
+	cat > "$1" <<EOT
+sandbox:
+  filesystem:
+    root: read_only
+    workspace:
+      path: $2
+EOT
+}
+
+# Audit records without the fields that change from boot to boot.
+normalize() {
+	sed -E -e 's/"time":"[^"]*",//' -e 's/"pid":[0-9]+,"tgid":[0-9]+,//' \
+		-e 's/,"cgroup_id":[0-9]+//' -e 's/,"run_slot":[0-9]+//' "$1"
+}
+
+# expect_record NAME AUDIT_FILE RECORD: the normalized stream holds RECORD exactly.
+expect_record() {
+	if normalize "$2" | grep -qxF "$3"; then
+		return 0
+	fi
+	echo "  expected record: $3"
+	echo "  audit stream was:"
+	normalize "$2" | sed 's/^/    /'
+	return 1
+}
+
+# no_denials AUDIT_FILE: the stream holds no fs denial.
+no_denials() {
+	! grep -q '"kind":"fs".*"decision":"deny"' "$1"
+}
+
+finish() {
+	echo "$PASSED passed, $FAILED failed"
+	[ "$FAILED" -eq 0 ]
+}
