@@ -59,11 +59,10 @@ $(OUTPUT)/bpf/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
-# Only loader/ includes skeletons; everything else depends on them through it.
-$(OUTPUT)/obj/loader/%.o: loader/%.c $(HDRS) $(SKELS)
-	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+# Only loader/ includes skeletons.  An explicit prerequisite, not a pattern
+# rule: make would otherwise pick the generic rule below before the skeletons
+# exist.
+$(patsubst %.c,$(OUTPUT)/obj/%.o,$(wildcard loader/*.c)): $(SKELS)
 
 $(OUTPUT)/obj/%.o: %.c $(HDRS)
 	$(call msg,CC,$@)

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/io_uring.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -72,6 +74,69 @@ static int reopen_write(const char *path)
 	return e;
 }
 
+/*
+ * openat through io_uring, with raw syscalls (no liburing in the VM image).
+ * `async` sets IOSQE_ASYNC so the open runs in an io-wq worker thread, not in
+ * the submitting task: the hooks must see the run from there too.
+ */
+static int uring_open(const char *path, int flags, int async)
+{
+	struct io_uring_params p;
+	struct io_uring_sqe *sqes;
+	struct io_uring_cqe *cqe;
+	unsigned int *sq_tail, *sq_array, *cq_head, *cq_tail, head;
+	void *sq, *cq;
+	int ring, res, e = 0;
+
+	memset(&p, 0, sizeof(p));
+	ring = (int)syscall(SYS_io_uring_setup, 4, &p);
+	if (ring < 0)
+		return errno;
+	sq = mmap(NULL, p.sq_off.array + p.sq_entries * sizeof(unsigned int),
+		  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_SQ_RING);
+	cq = mmap(NULL, p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe),
+		  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_CQ_RING);
+	sqes = mmap(NULL, p.sq_entries * sizeof(struct io_uring_sqe), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_SQES);
+	if (sq == MAP_FAILED || cq == MAP_FAILED || sqes == MAP_FAILED) {
+		e = errno;
+		close(ring);
+		return e;
+	}
+	sq_tail = (unsigned int *)((char *)sq + p.sq_off.tail);
+	sq_array = (unsigned int *)((char *)sq + p.sq_off.array);
+	cq_head = (unsigned int *)((char *)cq + p.cq_off.head);
+	cq_tail = (unsigned int *)((char *)cq + p.cq_off.tail);
+
+	memset(&sqes[0], 0, sizeof(sqes[0]));
+	sqes[0].opcode = IORING_OP_OPENAT;
+	sqes[0].fd = AT_FDCWD;
+	sqes[0].addr = (unsigned long)path;
+	sqes[0].len = 0644;
+	sqes[0].open_flags = (unsigned int)flags;
+	sqes[0].flags = async ? IOSQE_ASYNC : 0;
+	sq_array[0] = 0;
+	__atomic_store_n(sq_tail, *sq_tail + 1, __ATOMIC_RELEASE);
+	if (syscall(SYS_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0) {
+		e = errno;
+		close(ring);
+		return e;
+	}
+	head = __atomic_load_n(cq_head, __ATOMIC_ACQUIRE);
+	if (head == __atomic_load_n(cq_tail, __ATOMIC_ACQUIRE)) {
+		close(ring);
+		return EIO;
+	}
+	cqe = (struct io_uring_cqe *)((char *)cq + p.cq_off.cqes) + (head & (p.cq_entries - 1));
+	res = cqe->res;
+	__atomic_store_n(cq_head, head + 1, __ATOMIC_RELEASE);
+	close(ring);
+	if (res < 0)
+		return -res;
+	close(res);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *want, *op;
@@ -120,6 +185,16 @@ int main(int argc, char **argv)
 		got = result(symlink(argv[3], argv[4]));
 	else if (!strcmp(op, "bind-mount") && argc > 4)
 		got = result(mount(argv[3], argv[4], NULL, MS_BIND, NULL));
+	else if (!strcmp(op, "tmpfile")) {
+		int fd = open(argv[3], O_TMPFILE | O_WRONLY, 0600);
+
+		got = fd < 0 ? errno : 0;
+		if (fd >= 0)
+			close(fd);
+	} else if (!strcmp(op, "uring-write"))
+		got = uring_open(argv[3], O_WRONLY | O_CREAT | O_TRUNC, 0);
+	else if (!strcmp(op, "uring-async-write"))
+		got = uring_open(argv[3], O_WRONLY | O_CREAT | O_TRUNC, 1);
 	else if (!strcmp(op, "umount"))
 		got = result(umount2(argv[3], MNT_DETACH));
 	else {

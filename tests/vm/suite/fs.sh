@@ -105,6 +105,36 @@ denied "bind-mount a tree into the workspace" t9 mount "$WS/mnt" EPERM bind-moun
 [ "$(cat "$OUT/file")" = original ] && pass "the file outside is still unchanged" ||
 	fail "the file outside is still unchanged" "content is now '$(cat "$OUT/file")'"
 
+# --- other ways in: io_uring, O_TMPFILE, the boundary's own files ---------
+# An io_uring openat that creates a file is punted to an io-wq worker thread
+# (comm iou-wrk-N) even without IOSQE_ASYNC; the worker is in the run's cgroup.
+for mode in uring-write uring-async-write; do
+	in_run "u-$mode" EACCES "$mode" "$OUT/$mode"
+	if [ "$RC" -eq 0 ] && [ ! -e "$OUT/$mode" ] &&
+		normalize "$T/u-$mode.audit" | grep -qE "^\{\"seq\":1,\"run_id\":\"u-$mode\",\"kind\":\"fs\",\"op\":\"create\",\"path\":\"$OUT/$mode\",\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":\"rule\",\"rule\":0,\"uid\":0,\"comm\":\"(fsprobe|iou-wrk-[0-9]+)\"\}$"; then
+		pass "io_uring openat outside ($mode)"
+	else
+		fail "io_uring openat outside ($mode)" "exit $RC"
+		cat "$T/u-$mode.audit"
+	fi
+done
+in_run u3 ok uring-async-write "$WS/uring-ok"
+[ "$RC" -eq 0 ] && [ -e "$WS/uring-ok" ] && pass "io_uring openat inside the workspace is allowed" ||
+	fail "io_uring inside" "exit $RC"
+in_run o1 EACCES tmpfile "$OUT"
+if [ "$RC" -eq 0 ] && normalize "$T/o1.audit" | grep -q "\"op\":\"open_write\",\"path\":\"$OUT/#[0-9]*\",\"decision\":\"deny\",\"errno\":\"EACCES\""; then
+	pass "O_TMPFILE outside"
+else
+	fail "O_TMPFILE outside" "exit $RC"
+	cat "$T/o1.audit"
+fi
+denied "unpin the enforcing programs" b1 unlink /sys/fs/bpf/tether/v1/link_tether_file_open EACCES \
+	unlink /sys/fs/bpf/tether/v1/link_tether_file_open
+denied "move out of the run cgroup via cgroup.procs" b2 open_write /sys/fs/cgroup/cgroup.procs EACCES \
+	append /sys/fs/cgroup/cgroup.procs
+denied "write a sysctl" b3 open_write /proc/sys/kernel/hostname EACCES append /proc/sys/kernel/hostname
+denied "write a device other than the built-in ones" b4 open_write /dev/kmsg EACCES append /dev/kmsg
+
 # --- a nested cgroup does not shed the run's policy ------------------------
 rm -f "$WS/go" "$T/n1.audit"
 tether run --envelope "$ENV" --run-id n1 --audit "$T/n1.audit" -- /bin/sh -c \
