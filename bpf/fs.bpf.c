@@ -66,6 +66,13 @@ struct {
 	__type(value, struct tether_path_rule);
 } path_rules SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct tether_inode_key);
+	__type(value, struct tether_path_rule);
+} inode_rules SEC(".maps");
+
 struct walk_ctx {
 	struct dentry *dentry;
 	struct mount *mnt;
@@ -75,6 +82,10 @@ struct walk_ctx {
 	__u32 leaf_len;		/* length of the first component written */
 	__s32 err;
 	__u32 done;
+	/* inode walks only */
+	__u32 run_slot;
+	__u32 access;
+	__u32 matched;
 };
 
 static __always_inline struct mount *real_mount(struct vfsmount *vfsmnt)
@@ -82,15 +93,34 @@ static __always_inline struct mount *real_mount(struct vfsmount *vfsmnt)
 	return (struct mount *)((void *)vfsmnt - bpf_core_field_offset(struct mount, mnt));
 }
 
+/* Writes "/" and the name of `d` in front of the path built so far. */
+static __always_inline int prepend_name(struct walk_ctx *c, struct dentry *d)
+{
+	const unsigned char *name = BPF_CORE_READ(d, d_name.name);
+	__u32 len = BPF_CORE_READ(d, d_name.len), pos;
+	struct walk_scratch *s;
+
+	if (len > 255 || c->pos < len + 1)
+		return -ENAMETOOLONG;
+	s = bpf_map_lookup_elem(&walk_scratch, &c->slot);
+	if (!s)
+		return -ENOENT;
+	pos = c->pos - len;
+	bpf_probe_read_kernel(&s->buf[BOUNDED(pos, WALK_MASK)], BOUNDED(len, 0xff), name);
+	pos -= 1;
+	s->buf[BOUNDED(pos, WALK_MASK)] = '/';
+	c->pos = pos;
+	if (c->leaf_len == NAME_UNSET)
+		c->leaf_len = len;
+	return 0;
+}
+
 /* One step of the walk towards the namespace root (the kernel's prepend_path). */
 static long walk_step(__u32 index, void *data)
 {
 	struct walk_ctx *c = data;
 	struct dentry *d = c->dentry;
-	struct walk_scratch *s;
-	const unsigned char *name;
 	struct dentry *parent;
-	__u32 len, pos;
 
 	/* Locals, not c->...: CO-RE relocations must see kernel types only. */
 	if (d == c->mnt_root) {
@@ -112,24 +142,44 @@ static long walk_step(__u32 index, void *data)
 		c->err = -ENOENT;
 		return 1;
 	}
-	len = BPF_CORE_READ(d, d_name.len);
-	name = BPF_CORE_READ(d, d_name.name);
-	if (len > 255 || c->pos < len + 1) {
-		c->err = -ENAMETOOLONG;
+	c->err = prepend_name(c, d);
+	if (c->err)
+		return 1;
+	c->dentry = parent;
+	return 0;
+}
+
+/*
+ * One step of a walk that has no mount (xattr hooks): stops at the first
+ * ancestor that an inode rule makes writable, or at the filesystem's root.
+ */
+static long inode_walk_step(__u32 index, void *data)
+{
+	struct walk_ctx *c = data;
+	struct dentry *d = c->dentry;
+	struct tether_inode_key key = { .run_slot = c->run_slot };
+	struct tether_path_rule *rule;
+	struct inode *inode;
+	struct dentry *parent;
+
+	inode = BPF_CORE_READ(d, d_inode);
+	if (inode) {
+		key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+		key.ino = BPF_CORE_READ(inode, i_ino);
+		rule = bpf_map_lookup_elem(&inode_rules, &key);
+		if (rule && (rule->access & c->access) == c->access) {
+			c->matched = 1;
+			return 1;
+		}
+	}
+	parent = BPF_CORE_READ(d, d_parent);
+	if (parent == d) {
+		c->done = 1;
 		return 1;
 	}
-	s = bpf_map_lookup_elem(&walk_scratch, &c->slot);
-	if (!s) {
-		c->err = -ENOENT;
+	c->err = prepend_name(c, d);
+	if (c->err)
 		return 1;
-	}
-	pos = c->pos - len;
-	bpf_probe_read_kernel(&s->buf[BOUNDED(pos, WALK_MASK)], BOUNDED(len, 0xff), name);
-	pos -= 1;
-	s->buf[BOUNDED(pos, WALK_MASK)] = '/';
-	c->pos = pos;
-	if (c->leaf_len == NAME_UNSET)
-		c->leaf_len = len;
 	c->dentry = parent;
 	return 0;
 }
@@ -196,7 +246,8 @@ enum match_kind {
 static __always_inline void emit_fs_event(struct tether_run *run, __u64 run_cgroup_id,
 					  __u32 op, __s32 err, __u32 reason,
 					  __u32 rule_id, __u32 access,
-					  struct walk_scratch *s, __u32 pos, __u32 path_len)
+					  struct walk_scratch *s, __u32 pos, __u32 path_len,
+					  __u32 flags)
 {
 	struct tether_fs_event *ev;
 	__u32 n;
@@ -211,7 +262,7 @@ static __always_inline void emit_fs_event(struct tether_run *run, __u64 run_cgro
 	ev->reason = reason;
 	ev->rule_id = rule_id;
 	ev->access = access;
-	ev->flags = 0;
+	ev->flags = flags;
 	ev->uid = (__u32)bpf_get_current_uid_gid();
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 	ev->path[0] = 0;
@@ -249,7 +300,7 @@ static __always_inline int decide(struct tether_run *run, __u64 run_cgroup_id, _
 	s = claim_scratch(&c.slot);
 	if (!s) {
 		emit_fs_event(run, run_cgroup_id, op, deny_err, TETHER_REASON_UNRESOLVED,
-			      0, access, NULL, 0, 0);
+			      0, access, NULL, 0, 0, 0);
 		return deny_err;
 	}
 	err = resolve_path(vfsmnt, dentry, &c);
@@ -299,7 +350,7 @@ static __always_inline int decide(struct tether_run *run, __u64 run_cgroup_id, _
 	}
 deny:
 	emit_fs_event(run, run_cgroup_id, op, deny_err, reason, rule_id, access, s, pos,
-		      path_len);
+		      path_len, 0);
 	release_scratch(s);
 	return deny_err;
 }
@@ -482,7 +533,7 @@ static __always_inline int deny_mount_op(__u32 op, const struct path *path)
 	if (!run)
 		return 0;
 	if (!path) {
-		emit_fs_event(run, cgid, op, -EPERM, TETHER_REASON_FORBIDDEN, 0, 0, NULL, 0, 0);
+		emit_fs_event(run, cgid, op, -EPERM, TETHER_REASON_FORBIDDEN, 0, 0, NULL, 0, 0, 0);
 		return -EPERM;
 	}
 	return decide(run, cgid, op, BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry),
@@ -522,4 +573,66 @@ int BPF_PROG(tether_move_mount, const struct path *from_path, const struct path 
 	if (ret)
 		return ret;
 	return deny_mount_op(TETHER_FS_MOVE_MOUNT, to_path);
+}
+
+/*
+ * Extended attributes: security.capability on a host binary would hand
+ * capabilities to whoever runs it outside the sandbox.  These hooks get no
+ * mount, so the decision walks the dentry's ancestors looking for a writable
+ * root by identity (inode_rules) instead of by path.
+ */
+static __always_inline int check_xattr(__u32 op, struct dentry *dentry)
+{
+	struct tether_run *run;
+	struct walk_ctx c = {};
+	struct walk_scratch *s;
+	__u32 pos, path_len;
+	__u64 cgid;
+
+	run = current_run(&cgid);
+	if (!run)
+		return 0;
+	s = claim_scratch(&c.slot);
+	if (!s) {
+		emit_fs_event(run, cgid, op, -EACCES, TETHER_REASON_UNRESOLVED, 0,
+			      TETHER_ACCESS_WRITE, NULL, 0, 0, 0);
+		return -EACCES;
+	}
+	c.dentry = dentry;
+	c.pos = WALK_HALF;
+	c.leaf_len = NAME_UNSET;
+	c.run_slot = run->run_slot;
+	c.access = TETHER_ACCESS_WRITE;
+	bpf_loop(WALK_MAX_STEPS, inode_walk_step, &c, 0);
+	if (c.matched) {
+		release_scratch(s);
+		return 0;
+	}
+	pos = c.pos;
+	if (pos > WALK_HALF)
+		pos = WALK_HALF;
+	path_len = WALK_HALF - pos;
+	emit_fs_event(run, cgid, op, -EACCES,
+		      c.err || !c.done ? TETHER_REASON_UNRESOLVED : TETHER_REASON_DEFAULT_DENY, 0,
+		      TETHER_ACCESS_WRITE, s, pos, path_len, TETHER_FS_PATH_FS_RELATIVE);
+	release_scratch(s);
+	return -EACCES;
+}
+
+SEC("lsm/inode_setxattr")
+int BPF_PROG(tether_inode_setxattr, void *idmap, struct dentry *dentry, const char *name,
+	     const void *value, size_t size, int flags, int ret)
+{
+	if (ret)
+		return ret;
+	return check_xattr(TETHER_FS_SETXATTR, dentry);
+}
+
+SEC("lsm/inode_removexattr")
+int BPF_PROG(tether_inode_removexattr, void *idmap, struct dentry *dentry, const char *name,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	return check_xattr(TETHER_FS_REMOVEXATTR, dentry);
 }

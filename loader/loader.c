@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -21,7 +22,8 @@
 #define BPF_FS_MAGIC 0xcafe4a11
 
 /* Maps userspace needs; everything else stays private to the programs. */
-static const char *const pinned_maps[] = { "runs", "path_rules", "audit_rings", "rodata" };
+static const char *const pinned_maps[] = { "runs", "path_rules", "inode_rules", "audit_rings",
+					   "rodata" };
 
 static int fail(struct tl_error *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -218,7 +220,9 @@ int tl_node_open(uint32_t run_cgroup_level, struct tl_node *node, struct tl_erro
 	int lock_fd = -1;
 	int r;
 
-	*node = (struct tl_node){ .runs_fd = -1, .path_rules_fd = -1, .audit_rings_fd = -1 };
+	*node = (struct tl_node){
+		.runs_fd = -1, .path_rules_fd = -1, .inode_rules_fd = -1, .audit_rings_fd = -1
+	};
 	r = make_pin_dir(err);
 	if (r)
 		return r;
@@ -268,6 +272,8 @@ int tl_node_open(uint32_t run_cgroup_level, struct tl_node *node, struct tl_erro
 	if (!r)
 		r = open_pinned_map("path_rules", &node->path_rules_fd, err);
 	if (!r)
+		r = open_pinned_map("inode_rules", &node->inode_rules_fd, err);
+	if (!r)
 		r = open_pinned_map("audit_rings", &node->audit_rings_fd, err);
 out:
 	fs_bpf__destroy(skel);
@@ -286,9 +292,11 @@ void tl_node_close(struct tl_node *node)
 		close(node->runs_fd);
 	if (node->path_rules_fd >= 0)
 		close(node->path_rules_fd);
+	if (node->inode_rules_fd >= 0)
+		close(node->inode_rules_fd);
 	if (node->audit_rings_fd >= 0)
 		close(node->audit_rings_fd);
-	node->runs_fd = node->path_rules_fd = node->audit_rings_fd = -1;
+	node->runs_fd = node->path_rules_fd = node->inode_rules_fd = node->audit_rings_fd = -1;
 }
 
 int tl_probe_lsm(struct tl_error *err)
@@ -343,6 +351,33 @@ static int claim_slot(struct tl_node *node, struct tl_run *run, struct tl_error 
 	return fail(err, EBUSY, "all %u run slots are in use", TETHER_MAX_RUNS);
 }
 
+/* The kernel's dev_t encoding (MKDEV) of a userspace st_dev. */
+static uint32_t kernel_dev(dev_t dev)
+{
+	return (uint32_t)((major(dev) << 20) | minor(dev));
+}
+
+static int install_inode_rule(struct tl_node *node, struct tl_run *run, struct tl_run_rule *rr,
+			      const struct tether_path_rule *rule, struct tl_error *err)
+{
+	struct tether_inode_key ikey = { .run_slot = run->run_slot };
+	struct stat st;
+
+	if (!(rule->access & TETHER_ACCESS_WRITE))
+		return 0;
+	/* A rule for a path that does not exist yet has no identity to enter. */
+	if (stat(rr->path, &st) < 0)
+		return errno == ENOENT ? 0 : fail(err, errno, "stat %s", rr->path);
+	ikey.dev = kernel_dev(st.st_dev);
+	ikey.ino = st.st_ino;
+	if (bpf_map_update_elem(node->inode_rules_fd, &ikey, rule, BPF_ANY))
+		return fail(err, errno, "writing the inode rule of %s", rr->path);
+	rr->has_inode = true;
+	rr->dev = ikey.dev;
+	rr->ino = ikey.ino;
+	return 0;
+}
+
 int tl_run_install(struct tl_node *node, uint64_t cgroup_id, const struct tl_path_rule *rules,
 		   size_t rule_count, struct tl_run *run, struct tl_error *err)
 {
@@ -382,8 +417,10 @@ int tl_run_install(struct tl_node *node, uint64_t cgroup_id, const struct tl_pat
 			r = fail(err, ENOMEM, "copying path rule %zu", i);
 			goto fail;
 		}
-		run->rules[i].access = rules[i].access;
 		run->rule_count = i + 1;
+		r = install_inode_rule(node, run, &run->rules[i], &rule, err);
+		if (r)
+			goto fail;
 	}
 	/* Last: from here on every hook in the run's cgroup enforces the rules above. */
 	value.run_slot = run->run_slot;
@@ -427,13 +464,24 @@ int tl_run_remove(struct tl_node *node, struct tl_run *run, struct tl_error *err
 		run->active = false;
 	}
 	for (i = 0; i < run->rule_count; i++) {
-		if (tl_path_key(run->run_slot, run->rules[i].path, &key))
+		struct tl_run_rule *rr = &run->rules[i];
+
+		if (rr->has_inode) {
+			struct tether_inode_key ikey = {
+				.run_slot = run->run_slot, .dev = rr->dev, .ino = rr->ino
+			};
+
+			if (bpf_map_delete_elem(node->inode_rules_fd, &ikey) && errno != ENOENT &&
+			    !first)
+				first = fail(err, errno, "removing the inode rule of %s", rr->path);
+		}
+		if (tl_path_key(run->run_slot, rr->path, &key))
 			continue;
 		if (bpf_map_delete_elem(node->path_rules_fd, &key) && errno != ENOENT && !first)
-			first = fail(err, errno, "removing path rule %s", run->rules[i].path);
+			first = fail(err, errno, "removing path rule %s", rr->path);
 	}
 	for (i = 0; i < run->rule_count; i++)
-		free((void *)run->rules[i].path);
+		free(run->rules[i].path);
 	run->rule_count = 0;
 	if (run->run_slot) {
 		if (bpf_map_delete_elem(node->audit_rings_fd, &run->run_slot) && errno != ENOENT &&
@@ -449,7 +497,7 @@ void tl_run_free(struct tl_run *run)
 	if (!run)
 		return;
 	for (size_t i = 0; i < run->rule_count; i++)
-		free((void *)run->rules[i].path);
+		free(run->rules[i].path);
 	free(run->rules);
 	run->rules = NULL;
 	run->rule_count = 0;

@@ -28,6 +28,7 @@ struct tl_error {
 struct tl_node {
 	int runs_fd;
 	int path_rules_fd;
+	int inode_rules_fd;
 	int audit_rings_fd;
 	uint32_t run_cgroup_level;
 	bool loaded_now;	/* this call loaded and pinned the programs */
@@ -53,19 +54,28 @@ struct tl_path_rule {
 	uint32_t access;	/* TETHER_ACCESS_* */
 };
 
+/* What tl_run_remove needs to delete one rule's entries. */
+struct tl_run_rule {
+	char *path;
+	bool has_inode;		/* also entered in inode_rules */
+	uint32_t dev;		/* kernel encoding of st_dev */
+	uint64_t ino;
+};
+
 /* A run's map entries.  Filled by tl_run_install, removed by tl_run_remove. */
 struct tl_run {
 	uint64_t cgroup_id;
 	uint32_t run_slot;
 	int ring_fd;		/* this run's audit ring buffer */
 	size_t rule_count;	/* rules written, for removal */
-	struct tl_path_rule *rules;	/* copies of the rules' keys' sources */
+	struct tl_run_rule *rules;
 	bool active;		/* runs[cgroup_id] written */
 };
 
 /*
- * Claims a run slot, creates the run's audit ring, writes its path rules and
- * finally the runs[cgroup_id] entry that turns enforcement on.  On failure
+ * Claims a run slot, creates the run's audit ring, writes its path rules (and,
+ * for each writable path that exists, its inode rule) and finally the
+ * runs[cgroup_id] entry that turns enforcement on.  On failure
  * everything written so far is removed again.
  */
 int tl_run_install(struct tl_node *node, uint64_t cgroup_id, const struct tl_path_rule *rules,

@@ -132,7 +132,8 @@ const char *audit_fs_op_name(uint32_t op)
 		[TETHER_FS_TRUNCATE] = "truncate",     [TETHER_FS_CHMOD] = "chmod",
 		[TETHER_FS_CHOWN] = "chown",	       [TETHER_FS_MOUNT] = "mount",
 		[TETHER_FS_UMOUNT] = "umount",	       [TETHER_FS_PIVOT_ROOT] = "pivot_root",
-		[TETHER_FS_MOVE_MOUNT] = "move_mount",
+		[TETHER_FS_MOVE_MOUNT] = "move_mount", [TETHER_FS_SETXATTR] = "setxattr",
+		[TETHER_FS_REMOVEXATTR] = "removexattr",
 	};
 
 	if (op < sizeof(names) / sizeof(names[0]) && names[op])
@@ -203,6 +204,8 @@ static int format_fs(const struct tether_fs_event *ev, const char *run_id, struc
 	r |= sb_json_string(out, ev->path, sizeof(ev->path));
 	if (ev->flags & TETHER_FS_PATH_TRUNCATED)
 		r |= sb_printf(out, ",\"path_truncated\":true");
+	if (ev->flags & TETHER_FS_PATH_FS_RELATIVE)
+		r |= sb_printf(out, ",\"path_scope\":\"filesystem\"");
 	r |= sb_printf(out, ",\"decision\":\"%s\"",
 		       ev->decision == TETHER_DECISION_DENY ? "deny" : "allow");
 	if (ev->err)

@@ -38,6 +38,8 @@ enum tether_fs_op {
 	TETHER_FS_UMOUNT     = 13,
 	TETHER_FS_PIVOT_ROOT = 14,
 	TETHER_FS_MOVE_MOUNT = 15,
+	TETHER_FS_SETXATTR   = 16,
+	TETHER_FS_REMOVEXATTR = 17,
 };
 
 enum tether_decision {
@@ -53,7 +55,10 @@ enum tether_reason {
 	TETHER_REASON_FORBIDDEN    = 3,	/* no rule can grant the operation (mounts) */
 };
 
-#define TETHER_FS_PATH_TRUNCATED (1u << 0)
+#define TETHER_FS_PATH_TRUNCATED	(1u << 0)
+/* The path starts at the root of the object's filesystem, not of the mount
+ * namespace: the hook had no mount to walk through (setxattr, removexattr). */
+#define TETHER_FS_PATH_FS_RELATIVE	(1u << 1)
 
 struct tether_event_hdr {
 	__u16 kind;		/* enum tether_event_kind */

@@ -11,6 +11,7 @@
  *   runs:        u64 run cgroup id -> struct tether_run      (hash)
  *   path_rules:  struct tether_path_key -> struct tether_path_rule (LPM trie)
  *   audit_rings: u32 run_slot -> ring buffer of that run     (hash of maps)
+ *   inode_rules: struct tether_inode_key -> struct tether_path_rule (hash)
  *
  * Path rules are longest-prefix matches on component boundaries.  Both sides
  * store a directory as its absolute path followed by one '/':
@@ -71,6 +72,19 @@ struct tether_path_key {
 	__u8 path[TETHER_PATH_KEY_MAX];
 };
 
+/*
+ * Some hooks (setxattr, removexattr) get a dentry but no mount, so no path
+ * can be computed for them.  For those, each existing path that a rule grants
+ * TETHER_ACCESS_WRITE is also entered by identity: an object is writable when
+ * it or one of its ancestors on the same filesystem is such a root.  `dev` is
+ * the kernel's encoding (major << 20 | minor), as in super_block.s_dev.
+ */
+struct tether_inode_key {
+	__u32 run_slot;
+	__u32 dev;
+	__u64 ino;
+};
+
 struct tether_path_rule {
 	__u32 access;		/* enum tether_access mask */
 	__u32 rule_id;		/* index of the rule in the compiled policy, for audit */
@@ -80,5 +94,6 @@ _Static_assert(sizeof(struct tether_run) == 24, "tether_run layout");
 _Static_assert(sizeof(struct tether_path_key) == 260, "tether_path_key layout");
 _Static_assert(sizeof(struct tether_path_key) - 4 <= 256, "LPM trie data limit");
 _Static_assert(sizeof(struct tether_path_rule) == 8, "tether_path_rule layout");
+_Static_assert(sizeof(struct tether_inode_key) == 16, "tether_inode_key layout");
 
 #endif

@@ -17,6 +17,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 static const struct {
@@ -195,6 +196,10 @@ int main(int argc, char **argv)
 		got = uring_open(argv[3], O_WRONLY | O_CREAT | O_TRUNC, 0);
 	else if (!strcmp(op, "uring-async-write"))
 		got = uring_open(argv[3], O_WRONLY | O_CREAT | O_TRUNC, 1);
+	else if (!strcmp(op, "setxattr"))
+		got = result(setxattr(argv[3], "trusted.tether", "x", 1, 0));
+	else if (!strcmp(op, "removexattr"))
+		got = result(removexattr(argv[3], "trusted.tether"));
 	else if (!strcmp(op, "umount"))
 		got = result(umount2(argv[3], MNT_DETACH));
 	else {
