@@ -191,7 +191,8 @@ void audit_format_time(uint64_t mono_ns, char *buf, size_t size)
 		 (int)((real_ns % 1000000000) / 1000));
 }
 
-static int format_fs(const struct tether_fs_event *ev, const char *run_id, struct strbuf *out)
+static int format_fs(const struct tether_fs_event *ev, const struct audit_stream *st,
+		     struct strbuf *out)
 {
 	char when[64];
 	int r = 0;
@@ -199,7 +200,7 @@ static int format_fs(const struct tether_fs_event *ev, const char *run_id, struc
 	audit_format_time(ev->hdr.ts_ns, when, sizeof(when));
 	r |= sb_printf(out, "{\"seq\":%llu,\"time\":\"%s\",\"run_id\":",
 		       (unsigned long long)ev->hdr.seq, when);
-	r |= sb_json_string(out, run_id, 256);
+	r |= sb_json_string(out, st->run_id, 256);
 	r |= sb_printf(out, ",\"kind\":\"fs\",\"op\":\"%s\",\"path\":", audit_fs_op_name(ev->op));
 	r |= sb_json_string(out, ev->path, sizeof(ev->path));
 	if (ev->flags & TETHER_FS_PATH_TRUNCATED)
@@ -211,8 +212,13 @@ static int format_fs(const struct tether_fs_event *ev, const char *run_id, struc
 	if (ev->err)
 		r |= sb_printf(out, ",\"errno\":\"%s\"", audit_errno_name(ev->err));
 	r |= sb_printf(out, ",\"reason\":\"%s\"", reason_name(ev->reason));
-	if (ev->reason == TETHER_REASON_RULE)
+	if (ev->reason == TETHER_REASON_RULE) {
 		r |= sb_printf(out, ",\"rule\":%u", ev->rule_id);
+		if (ev->rule_id < st->rule_count && st->rule_paths[ev->rule_id]) {
+			r |= sb_printf(out, ",\"rule_path\":");
+			r |= sb_json_string(out, st->rule_paths[ev->rule_id], 4096);
+		}
+	}
 	r |= sb_printf(out, ",\"pid\":%u,\"tgid\":%u,\"uid\":%u,\"comm\":", ev->hdr.pid,
 		       ev->hdr.tgid, ev->uid);
 	r |= sb_json_string(out, ev->comm, sizeof(ev->comm));
@@ -220,7 +226,8 @@ static int format_fs(const struct tether_fs_event *ev, const char *run_id, struc
 	return r ? -ENOMEM : 0;
 }
 
-int audit_format_record(const void *data, size_t size, const char *run_id, struct strbuf *out)
+int audit_format_record(const void *data, size_t size, const struct audit_stream *st,
+			struct strbuf *out)
 {
 	const struct tether_event_hdr *hdr = data;
 
@@ -230,7 +237,7 @@ int audit_format_record(const void *data, size_t size, const char *run_id, struc
 	case TETHER_EVENT_FS:
 		if (hdr->size != sizeof(struct tether_fs_event))
 			return -EBADMSG;
-		return format_fs(data, run_id, out);
+		return format_fs(data, st, out);
 	default:
 		return -EBADMSG;
 	}
@@ -250,7 +257,7 @@ int audit_handle_record(void *ctx, void *data, size_t size)
 	struct audit_stream *st = ctx;
 	struct strbuf sb = { 0 };
 
-	if (audit_format_record(data, size, st->run_id, &sb) == 0) {
+	if (audit_format_record(data, size, st, &sb) == 0) {
 		emit_line(st, &sb);
 		st->records++;
 		if (hdr->seq > st->max_seq)

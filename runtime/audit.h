@@ -14,24 +14,27 @@
 struct audit_stream {
 	FILE *out;
 	const char *run_id;
+	const char *const *rule_paths;	/* rule_id -> path, for "rule_path" */
+	size_t rule_count;
 	uint64_t records;	/* kernel records written */
 	uint64_t max_seq;	/* highest kernel sequence number seen */
 	uint64_t malformed;	/* records that could not be decoded */
 	int write_error;	/* first errno from writing `out`, 0 if none */
 };
 
-/* Appends `s` to `buf` as a JSON string (quotes included); bytes that are not
- * valid UTF-8 become \u00XX.  Returns 0 or -ENOMEM. */
 struct strbuf {
 	char *data;
 	size_t len, cap;
 };
 int sb_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends at most max_len bytes of `s` as a JSON string (quotes included);
+ * bytes that are not valid UTF-8 become \u00XX.  Returns 0 or -ENOMEM. */
 int sb_json_string(struct strbuf *sb, const char *s, size_t max_len);
 void sb_free(struct strbuf *sb);
 
 /* Formats one kernel record as a JSON object without a trailing newline. */
-int audit_format_record(const void *data, size_t size, const char *run_id, struct strbuf *out);
+int audit_format_record(const void *data, size_t size, const struct audit_stream *st,
+			struct strbuf *out);
 
 /* libbpf ring_buffer callback: ctx is a struct audit_stream. */
 int audit_handle_record(void *ctx, void *data, size_t size);

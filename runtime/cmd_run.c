@@ -263,6 +263,7 @@ struct run_ctx {
 	struct tp_policy *policy;
 	struct tl_path_rule *rules;
 	size_t rule_count;
+	const char **rule_paths;	/* views into rules[], for audit records */
 	struct cg_run cg;
 	struct tl_node node;
 	struct tl_run run;
@@ -365,6 +366,15 @@ static int setup(struct run_ctx *ctx)
 	}
 	ctx->audit.out = ctx->audit_file ? ctx->audit_file : stderr;
 	ctx->audit.run_id = ctx->run_id;
+	ctx->rule_paths = calloc(ctx->rule_count ? ctx->rule_count : 1, sizeof(char *));
+	if (!ctx->rule_paths) {
+		fprintf(stderr, "tether run: %s\n", strerror(ENOMEM));
+		return TETHER_EXIT_RUN_ERROR;
+	}
+	for (size_t i = 0; i < ctx->rule_count; i++)
+		ctx->rule_paths[i] = ctx->rules[i].path;
+	ctx->audit.rule_paths = ctx->rule_paths;
+	ctx->audit.rule_count = ctx->rule_count;
 	ctx->ring = ring_buffer__new(ctx->run.ring_fd, audit_handle_record, &ctx->audit, NULL);
 	if (!ctx->ring) {
 		fprintf(stderr, "tether run: opening the run's audit ring: %s\n", strerror(errno));
@@ -595,6 +605,7 @@ out_sig:
 		close(sigfd);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 out_policy:
+	free(ctx.rule_paths);
 	free_rules(ctx.rules, ctx.rule_count);
 	tp_policy_free(ctx.policy);
 	tp_envelope_free(ctx.env);

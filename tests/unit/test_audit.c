@@ -74,7 +74,9 @@ Test(audit, formats_fs_record)
 	struct strbuf sb = { 0 };
 	const char *after_time;
 
-	cr_assert_eq(audit_format_record(&ev, sizeof(ev), "run-1", &sb), 0);
+	struct audit_stream st = { .run_id = "run-1" };
+
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &st, &sb), 0);
 	cr_assert(strncmp(sb.data, "{\"seq\":5,\"time\":\"", 17) == 0, "%s", sb.data);
 	after_time = strstr(sb.data, "Z\",");
 	cr_assert_not_null(after_time);
@@ -93,7 +95,9 @@ Test(audit, unterminated_strings_stay_in_bounds)
 
 	memset(ev.path, 'a', sizeof(ev.path));
 	memset(ev.comm, 'b', sizeof(ev.comm));
-	cr_assert_eq(audit_format_record(&ev, sizeof(ev), "r", &sb), 0);
+	struct audit_stream st = { .run_id = "r" };
+
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &st, &sb), 0);
 	cr_assert_not_null(strstr(sb.data, "\"comm\":\"bbbbbbbbbbbbbbbb\""));
 	sb_free(&sb);
 }
@@ -102,13 +106,14 @@ Test(audit, rejects_short_or_unknown_records)
 {
 	struct tether_fs_event ev = sample();
 	struct strbuf sb = { 0 };
+	struct audit_stream st = { .run_id = "r" };
 
-	cr_assert_eq(audit_format_record(&ev, 8, "r", &sb), -EBADMSG);
+	cr_assert_eq(audit_format_record(&ev, 8, &st, &sb), -EBADMSG);
 	ev.hdr.size = sizeof(ev) + 1;
-	cr_assert_eq(audit_format_record(&ev, sizeof(ev), "r", &sb), -EBADMSG);
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &st, &sb), -EBADMSG);
 	ev = sample();
 	ev.hdr.kind = 99;
-	cr_assert_eq(audit_format_record(&ev, sizeof(ev), "r", &sb), -EBADMSG);
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &st, &sb), -EBADMSG);
 	sb_free(&sb);
 }
 
@@ -130,4 +135,24 @@ Test(audit, stream_counts_records)
 	cr_assert_eq(st.malformed, 1);
 	cr_assert_not_null(strstr(buf, "\"seq\":6"));
 	free(buf);
+}
+
+Test(audit, names_the_deciding_rule)
+{
+	static const char *const paths[] = { "/", "/srv/ws" };
+	struct tether_fs_event ev = sample();
+	struct audit_stream st = { .run_id = "r", .rule_paths = paths, .rule_count = 2 };
+	struct strbuf sb = { 0 };
+
+	ev.reason = TETHER_REASON_RULE;
+	ev.rule_id = 1;
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &st, &sb), 0);
+	cr_assert_not_null(strstr(sb.data, "\"reason\":\"rule\",\"rule\":1,\"rule_path\":\"/srv/ws\","),
+			   "%s", sb.data);
+	sb_free(&sb);
+	/* an out-of-range id from the kernel is reported without a path, not read past the end */
+	ev.rule_id = 7;
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &st, &sb), 0);
+	cr_assert_not_null(strstr(sb.data, "\"rule\":7,\"pid\""), "%s", sb.data);
+	sb_free(&sb);
 }

@@ -26,7 +26,7 @@ denied() {
 	name=$1 id=$2 op=$3 rpath=$4 err=$5
 	shift 5
 	in_run "$id" "$err" "$@"
-	reason='"reason":"rule","rule":0'	# rule 0 is "/": readable, not writable
+	reason='"reason":"rule","rule":0,"rule_path":"/"'	# rule 0 is "/": readable, not writable
 	[ "$op" = mount ] && reason='"reason":"forbidden"'
 	rec="{\"seq\":1,\"run_id\":\"$id\",\"kind\":\"fs\",\"op\":\"$op\",\"path\":\"$rpath\",\"decision\":\"deny\",\"errno\":\"$err\",$reason,\"uid\":0,\"comm\":\"fsprobe\"}"
 	if [ "$RC" -ne 0 ]; then
@@ -111,7 +111,7 @@ denied "bind-mount a tree into the workspace" t9 mount "$WS/mnt" EPERM bind-moun
 for mode in uring-write uring-async-write; do
 	in_run "u-$mode" EACCES "$mode" "$OUT/$mode"
 	if [ "$RC" -eq 0 ] && [ ! -e "$OUT/$mode" ] &&
-		normalize "$T/u-$mode.audit" | grep -qE "^\{\"seq\":1,\"run_id\":\"u-$mode\",\"kind\":\"fs\",\"op\":\"create\",\"path\":\"$OUT/$mode\",\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":\"rule\",\"rule\":0,\"uid\":0,\"comm\":\"(fsprobe|iou-wrk-[0-9]+)\"\}$"; then
+		normalize "$T/u-$mode.audit" | grep -qE "^\{\"seq\":1,\"run_id\":\"u-$mode\",\"kind\":\"fs\",\"op\":\"create\",\"path\":\"$OUT/$mode\",\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":\"rule\",\"rule\":0,\"rule_path\":\"/\",\"uid\":0,\"comm\":\"(fsprobe|iou-wrk-[0-9]+)\"\}$"; then
 		pass "io_uring openat outside ($mode)"
 	else
 		fail "io_uring openat outside ($mode)" "exit $RC"
