@@ -200,12 +200,19 @@ wait $bg
 mkdir -p /srv/wsA /srv/wsB
 envelope "$T/a.yaml" /srv/wsA
 envelope "$T/b.yaml" /srv/wsB
+# Both runs are live before either writes: each waits for $T/go.
+rm -f "$T/go"
+wait_go="i=0; while [ ! -e $T/go ] && [ \$i -lt 400 ]; do sleep 0.05; i=\$((i + 1)); done"
 tether run --envelope "$T/a.yaml" --run-id ca --audit "$T/ca.audit" -- /bin/sh -c \
-	"sleep 0.3; $BIN/fsprobe ok write /srv/wsA/x && $BIN/fsprobe EACCES write /srv/wsB/x" &
+	"$wait_go; $BIN/fsprobe ok write /srv/wsA/x && $BIN/fsprobe EACCES write /srv/wsB/x" &
 pa=$!
 tether run --envelope "$T/b.yaml" --run-id cb --audit "$T/cb.audit" -- /bin/sh -c \
-	"sleep 0.3; $BIN/fsprobe ok write /srv/wsB/y && $BIN/fsprobe EACCES write /srv/wsA/y" &
+	"$wait_go; $BIN/fsprobe ok write /srv/wsB/y && $BIN/fsprobe EACCES write /srv/wsA/y" &
 pb=$!
+i=0
+while { [ ! -s /sys/fs/cgroup/tether/ca/cgroup.procs ] || [ ! -s /sys/fs/cgroup/tether/cb/cgroup.procs ]; } &&
+	[ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+touch "$T/go"
 wait $pa; ra=$?
 wait $pb; rb=$?
 if [ $ra -eq 0 ] && [ $rb -eq 0 ] && [ -e /srv/wsA/x ] && [ -e /srv/wsB/y ] &&
@@ -226,8 +233,10 @@ tether run --envelope "$ENV" --run-id e3 --audit "$T/e3.audit" -- /nonexistent/c
 RC=$?
 [ $RC -eq 127 ] && pass "a missing command gives 127" || fail "missing command" "got $RC"
 
+rm -f "$WS/daemon-done"
 tether run --envelope "$ENV" --run-id df --audit "$T/df.audit" -- /bin/sh -c \
-	"(sh -c 'sleep 0.2; $BIN/fsprobe EACCES write $OUT/daemon; sleep 300' &) ; sleep 0.5; exit 0"
+	"(sh -c '$BIN/fsprobe EACCES write $OUT/daemon; touch $WS/daemon-done; sleep 300' &) ;
+	 i=0; while [ ! -e $WS/daemon-done ] && [ \$i -lt 400 ]; do sleep 0.05; i=\$((i + 1)); done"
 RC=$?
 if [ $RC -eq 0 ] && ! ps | grep -q '[s]leep 300' && [ ! -e "$OUT/daemon" ] &&
 	grep -q '"event":"end".*"leftover_processes":1,"cleanup_verified":true' "$T/df.audit" &&
