@@ -86,6 +86,7 @@ struct walk_ctx {
 	__u32 run_slot;
 	__u32 access;
 	__u32 matched;
+	__u32 rule_id;
 };
 
 static __always_inline struct mount *real_mount(struct vfsmount *vfsmnt)
@@ -169,6 +170,7 @@ static long inode_walk_step(__u32 index, void *data)
 		rule = bpf_map_lookup_elem(&inode_rules, &key);
 		if (rule && (rule->access & c->access) == c->access) {
 			c->matched = 1;
+			c->rule_id = rule->rule_id;
 			return 1;
 		}
 	}
@@ -340,6 +342,9 @@ static __always_inline int decide(struct tether_run *run, __u64 run_cgroup_id, _
 
 	rule = bpf_map_lookup_elem(&path_rules, &s->key);
 	if (rule && (rule->access & access) == access) {
+		if (run->flags & TETHER_RUN_AUDIT_ALLOWED)
+			emit_fs_event(run, run_cgroup_id, op, 0, TETHER_REASON_RULE,
+				      rule->rule_id, access, s, pos, path_len, 0);
 		release_scratch(s);
 		return 0;
 	}
@@ -604,14 +609,19 @@ static __always_inline int check_xattr(__u32 op, struct dentry *dentry)
 	c.run_slot = run->run_slot;
 	c.access = TETHER_ACCESS_WRITE;
 	bpf_loop(WALK_MAX_STEPS, inode_walk_step, &c, 0);
-	if (c.matched) {
-		release_scratch(s);
-		return 0;
-	}
 	pos = c.pos;
 	if (pos > WALK_HALF)
 		pos = WALK_HALF;
 	path_len = WALK_HALF - pos;
+	if (c.matched) {
+		/* the walk stopped at the writable root: the path names only the part below it */
+		if (run->flags & TETHER_RUN_AUDIT_ALLOWED)
+			emit_fs_event(run, cgid, op, 0, TETHER_REASON_RULE, c.rule_id,
+				      TETHER_ACCESS_WRITE, s, pos, path_len,
+				      TETHER_FS_PATH_BELOW_RULE);
+		release_scratch(s);
+		return 0;
+	}
 	emit_fs_event(run, cgid, op, -EACCES,
 		      c.err || !c.done ? TETHER_REASON_UNRESOLVED : TETHER_REASON_DEFAULT_DENY, 0,
 		      TETHER_ACCESS_WRITE, s, pos, path_len, TETHER_FS_PATH_FS_RELATIVE);

@@ -9,8 +9,8 @@ audit=/tmp/tether-demo/audit.jsonl
 mkdir -p /tmp/tether-demo/workspace
 rm -f "$audit" /tmp/tether-demo/outside.txt
 
-echo "\$ tether run --envelope $envelope --audit $audit -- /bin/sh -c '...'"
-"$tether" run --envelope "$envelope" --run-id demo --audit "$audit" -- /bin/sh -c '
+echo "\$ tether run --envelope $envelope --audit $audit --audit-allowed -- /bin/sh -c '...'"
+"$tether" run --envelope "$envelope" --run-id demo --audit "$audit" --audit-allowed -- /bin/sh -c '
 	echo "agent: writing /tmp/tether-demo/workspace/result.txt (inside the workspace)"
 	echo "result" > /tmp/tether-demo/workspace/result.txt && echo "agent:   allowed"
 	echo "agent: writing /tmp/tether-demo/outside.txt (outside the workspace)"

@@ -378,8 +378,9 @@ static int install_inode_rule(struct tl_node *node, struct tl_run *run, struct t
 	return 0;
 }
 
-int tl_run_install(struct tl_node *node, uint64_t cgroup_id, const struct tl_path_rule *rules,
-		   size_t rule_count, struct tl_run *run, struct tl_error *err)
+int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t run_flags,
+		   const struct tl_path_rule *rules, size_t rule_count, struct tl_run *run,
+		   struct tl_error *err)
 {
 	struct tether_run value = {};
 	struct tether_path_key key;
@@ -425,6 +426,7 @@ int tl_run_install(struct tl_node *node, uint64_t cgroup_id, const struct tl_pat
 	/* Last: from here on every hook in the run's cgroup enforces the rules above. */
 	value.run_slot = run->run_slot;
 	value.mode = TETHER_MODE_ENFORCE;
+	value.flags = run_flags;
 	if (bpf_map_update_elem(node->runs_fd, &cgroup_id, &value, BPF_NOEXIST)) {
 		r = fail(err, errno, "registering run cgroup %llu", (unsigned long long)cgroup_id);
 		goto fail;

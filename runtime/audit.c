@@ -202,7 +202,20 @@ static int format_fs(const struct tether_fs_event *ev, const struct audit_stream
 		       (unsigned long long)ev->hdr.seq, when);
 	r |= sb_json_string(out, st->run_id, 256);
 	r |= sb_printf(out, ",\"kind\":\"fs\",\"op\":\"%s\",\"path\":", audit_fs_op_name(ev->op));
-	r |= sb_json_string(out, ev->path, sizeof(ev->path));
+	if ((ev->flags & TETHER_FS_PATH_BELOW_RULE) && ev->rule_id < st->rule_count &&
+	    st->rule_paths[ev->rule_id]) {
+		/* the kernel named the part below the rule's root: put the root back in front */
+		struct strbuf full = { 0 };
+		const char *root = st->rule_paths[ev->rule_id];
+
+		/* "/" followed by "/a" would double the slash */
+		r |= sb_printf(&full, "%s%.*s", strcmp(root, "/") ? root : "",
+			       (int)strnlen(ev->path, sizeof(ev->path)), ev->path);
+		r |= sb_json_string(out, full.len ? full.data : "/", full.len ? full.len : 1);
+		sb_free(&full);
+	} else {
+		r |= sb_json_string(out, ev->path, sizeof(ev->path));
+	}
 	if (ev->flags & TETHER_FS_PATH_TRUNCATED)
 		r |= sb_printf(out, ",\"path_truncated\":true");
 	if (ev->flags & TETHER_FS_PATH_FS_RELATIVE)

@@ -29,6 +29,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "bpf/abi/rules.h"
 #include "loader/loader.h"
 #include "policyc/policy.h"
 #include "runtime/audit.h"
@@ -47,16 +48,19 @@ struct run_opts {
 	const char *envelope;
 	const char *run_id;
 	const char *audit_path;
+	bool audit_allowed;
 	char **argv;
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: tether run --envelope FILE [--run-id ID] [--audit FILE] -- COMMAND [ARGS...]\n"
+		"usage: tether run --envelope FILE [--run-id ID] [--audit FILE] [--audit-allowed]\n"
+		"                  -- COMMAND [ARGS...]\n"
 		"\n"
 		"Runs COMMAND in a fresh cgroup confined by the envelope's rules (BPF-LSM)\n"
-		"and writes one JSON audit record per line to --audit FILE (default: stderr).\n"
+		"and writes one JSON audit record per line to --audit FILE (default: stderr):\n"
+		"every denial, and with --audit-allowed every allowed write operation too.\n"
 		"\n"
 		"Exit status: COMMAND's own (128+N if signal N ended it), or\n"
 		"  120  refused: this host cannot confine the run (see tether doctor); nothing ran\n"
@@ -72,6 +76,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		{ "envelope", required_argument, NULL, 'e' },
 		{ "run-id", required_argument, NULL, 'i' },
 		{ "audit", required_argument, NULL, 'a' },
+		{ "audit-allowed", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -88,6 +93,9 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			break;
 		case 'a':
 			o->audit_path = optarg;
+			break;
+		case 'A':
+			o->audit_allowed = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -346,7 +354,9 @@ static int setup(struct run_ctx *ctx)
 	}
 	ctx->node_open = true;
 
-	r = tl_run_install(&ctx->node, ctx->cg.id, ctx->rules, ctx->rule_count, &ctx->run, &err);
+	r = tl_run_install(&ctx->node, ctx->cg.id,
+			   ctx->opts.audit_allowed ? TETHER_RUN_AUDIT_ALLOWED : 0, ctx->rules,
+			   ctx->rule_count, &ctx->run, &err);
 	if (r) {
 		fprintf(stderr, "tether run: installing the run's rules: %s\n", err.msg);
 		return TETHER_EXIT_RUN_ERROR;

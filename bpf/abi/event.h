@@ -59,6 +59,9 @@ enum tether_reason {
 /* The path starts at the root of the object's filesystem, not of the mount
  * namespace: the hook had no mount to walk through (setxattr, removexattr). */
 #define TETHER_FS_PATH_FS_RELATIVE	(1u << 1)
+/* The path is relative to the deciding rule's path (allowed xattr changes:
+ * the identity walk stops at the writable root it found). */
+#define TETHER_FS_PATH_BELOW_RULE	(1u << 2)
 
 struct tether_event_hdr {
 	__u16 kind;		/* enum tether_event_kind */

@@ -58,12 +58,19 @@ enum tether_run_mode {
 	TETHER_MODE_AUDIT   = 1,	/* reserved: allow and record */
 };
 
+enum tether_run_flags {
+	/* Record allowed write operations too, not only denials. */
+	TETHER_RUN_AUDIT_ALLOWED = 1u << 0,
+};
+
 /* Value of `runs`: one per live run, written by the loader, updated by BPF. */
 struct tether_run {
 	__u32 run_slot;		/* key of the run's rules and ring; 1..TETHER_MAX_RUNS */
 	__u32 mode;		/* enum tether_run_mode */
 	__u64 seq;		/* last audit sequence number handed out (atomic) */
 	__u64 audit_lost;	/* records that found the ring full (atomic) */
+	__u32 flags;		/* enum tether_run_flags */
+	__u32 reserved;
 };
 
 struct tether_path_key {
@@ -90,7 +97,7 @@ struct tether_path_rule {
 	__u32 rule_id;		/* index of the rule in the compiled policy, for audit */
 };
 
-_Static_assert(sizeof(struct tether_run) == 24, "tether_run layout");
+_Static_assert(sizeof(struct tether_run) == 32, "tether_run layout");
 _Static_assert(sizeof(struct tether_path_key) == 260, "tether_path_key layout");
 _Static_assert(sizeof(struct tether_path_key) - 4 <= 256, "LPM trie data limit");
 _Static_assert(sizeof(struct tether_path_rule) == 8, "tether_path_rule layout");

@@ -156,3 +156,31 @@ Test(audit, names_the_deciding_rule)
 	cr_assert_not_null(strstr(sb.data, "\"rule\":7,\"pid\""), "%s", sb.data);
 	sb_free(&sb);
 }
+
+Test(audit, below_rule_paths_are_joined_to_the_rule)
+{
+	static const char *const paths[] = { "/", "/srv/ws" };
+	struct tether_fs_event ev = sample();
+	struct audit_stream st = { .run_id = "r", .rule_paths = paths, .rule_count = 2 };
+	struct strbuf sb = { 0 };
+
+	ev.decision = TETHER_DECISION_ALLOW;
+	ev.err = 0;
+	ev.reason = TETHER_REASON_RULE;
+	ev.flags = TETHER_FS_PATH_BELOW_RULE;
+	ev.rule_id = 1;
+	strcpy(ev.path, "/xd/f");
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &st, &sb), 0);
+	cr_assert_not_null(strstr(sb.data, "\"path\":\"/srv/ws/xd/f\",\"decision\":\"allow\",\"reason\""),
+			   "%s", sb.data);
+	sb_free(&sb);
+	ev.path[0] = 0;	/* the rule's root itself */
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &st, &sb), 0);
+	cr_assert_not_null(strstr(sb.data, "\"path\":\"/srv/ws\","), "%s", sb.data);
+	sb_free(&sb);
+	ev.rule_id = 0;
+	strcpy(ev.path, "/a");
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &st, &sb), 0);
+	cr_assert_not_null(strstr(sb.data, "\"path\":\"/a\","), "%s", sb.data);
+	sb_free(&sb);
+}

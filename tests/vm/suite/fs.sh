@@ -69,6 +69,23 @@ else
 	cat "$T/w2.audit"
 fi
 
+rm -f "$T/al.audit"
+tether run --envelope "$ENV" --run-id al --audit "$T/al.audit" --audit-allowed -- /bin/sh -e -c "
+	$BIN/fsprobe ok write $WS/al
+	$BIN/fsprobe ok setxattr $WS/al
+	$BIN/fsprobe EACCES write $OUT/al"
+RC=$?
+al1='{"seq":1,"run_id":"al","kind":"fs","op":"create","path":"/srv/ws/al","decision":"allow","reason":"rule","rule":1,"rule_path":"/srv/ws","uid":0,"comm":"fsprobe"}'
+al2='{"seq":2,"run_id":"al","kind":"fs","op":"open_write","path":"/srv/ws/al","decision":"allow","reason":"rule","rule":1,"rule_path":"/srv/ws","uid":0,"comm":"fsprobe"}'
+al3='{"seq":3,"run_id":"al","kind":"fs","op":"setxattr","path":"/srv/ws/al","decision":"allow","reason":"rule","rule":1,"rule_path":"/srv/ws","uid":0,"comm":"fsprobe"}'
+al4='{"seq":4,"run_id":"al","kind":"fs","op":"create","path":"/srv/outside/al","decision":"deny","errno":"EACCES","reason":"rule","rule":0,"rule_path":"/","uid":0,"comm":"fsprobe"}'
+if [ "$RC" -eq 0 ] && expect_record al1 "$T/al.audit" "$al1" && expect_record al2 "$T/al.audit" "$al2" &&
+	expect_record al3 "$T/al.audit" "$al3" && expect_record al4 "$T/al.audit" "$al4"; then
+	pass "--audit-allowed records allowed writes (create, open, xattr) next to the denial"
+else
+	fail "--audit-allowed" "exit $RC"
+fi
+
 # --- denied outside ---------------------------------------------------------
 denied "create outside the workspace" d1 create "$OUT/new" EACCES write "$OUT/new"
 [ ! -e "$OUT/new" ] || fail "denied create left no file" "$OUT/new exists"
