@@ -41,7 +41,7 @@
  * preempt=full), so two tasks can interleave on one CPU.  Each user claims a
  * slot with a compare-and-swap; running out of slots denies (fail closed).
  */
-#define SCRATCH_SLOTS		4
+#define SCRATCH_SLOTS		8
 
 struct walk_scratch {
 	__u32 busy;
@@ -107,7 +107,9 @@ static __always_inline int prepend_name(struct walk_ctx *c, struct dentry *d)
 	if (!s)
 		return -ENOENT;
 	pos = c->pos - len;
-	bpf_probe_read_kernel(&s->buf[BOUNDED(pos, WALK_MASK)], BOUNDED(len, 0xff), name);
+	/* a failed read would leave an earlier walk's bytes in the key: deny instead */
+	if (bpf_probe_read_kernel(&s->buf[BOUNDED(pos, WALK_MASK)], BOUNDED(len, 0xff), name))
+		return -ENOENT;
 	pos -= 1;
 	s->buf[BOUNDED(pos, WALK_MASK)] = '/';
 	c->pos = pos;
@@ -325,7 +327,11 @@ static __always_inline int decide(struct tether_run *run, __u64 run_cgroup_id, _
 		s->key.path[0] = '/';
 		match_len = 1;
 	} else {
-		bpf_probe_read_kernel(s->key.path, TETHER_PATH_KEY_MAX, &s->buf[BOUNDED(pos, WALK_MASK)]);
+		if (bpf_probe_read_kernel(s->key.path, TETHER_PATH_KEY_MAX,
+					  &s->buf[BOUNDED(pos, WALK_MASK)])) {
+			reason = TETHER_REASON_UNRESOLVED;
+			goto deny;
+		}
 		if (match == MATCH_PARENT) {
 			/* "/a/b": parent "/a" plus its '/' is everything but the leaf */
 			match_len = path_len - c.leaf_len;
@@ -354,7 +360,9 @@ static __always_inline int decide(struct tether_run *run, __u64 run_cgroup_id, _
 		rule_id = rule->rule_id;
 	}
 deny:
-	emit_fs_event(run, run_cgroup_id, op, deny_err, reason, rule_id, access, s, pos,
+	/* An unresolved walk that named nothing must not be recorded as "/". */
+	emit_fs_event(run, run_cgroup_id, op, deny_err, reason, rule_id, access,
+		      reason == TETHER_REASON_UNRESOLVED && path_len == 0 ? NULL : s, pos,
 		      path_len, 0);
 	release_scratch(s);
 	return deny_err;
@@ -581,12 +589,13 @@ int BPF_PROG(tether_move_mount, const struct path *from_path, const struct path 
 }
 
 /*
- * Extended attributes: security.capability on a host binary would hand
- * capabilities to whoever runs it outside the sandbox.  These hooks get no
+ * Extended attributes and timestamps.  security.capability on a host binary
+ * would hand capabilities to whoever runs it outside the sandbox; utimes
+ * rewrites the history a forensic timeline relies on.  These hooks get no
  * mount, so the decision walks the dentry's ancestors looking for a writable
  * root by identity (inode_rules) instead of by path.
  */
-static __always_inline int check_xattr(__u32 op, struct dentry *dentry)
+static __always_inline int check_by_identity(__u32 op, struct dentry *dentry)
 {
 	struct tether_run *run;
 	struct walk_ctx c = {};
@@ -635,7 +644,7 @@ int BPF_PROG(tether_inode_setxattr, void *idmap, struct dentry *dentry, const ch
 {
 	if (ret)
 		return ret;
-	return check_xattr(TETHER_FS_SETXATTR, dentry);
+	return check_by_identity(TETHER_FS_SETXATTR, dentry);
 }
 
 SEC("lsm/inode_removexattr")
@@ -644,5 +653,159 @@ int BPF_PROG(tether_inode_removexattr, void *idmap, struct dentry *dentry, const
 {
 	if (ret)
 		return ret;
-	return check_xattr(TETHER_FS_REMOVEXATTR, dentry);
+	return check_by_identity(TETHER_FS_REMOVEXATTR, dentry);
+}
+
+#define ATTR_MODE	(1u << 0)
+#define ATTR_UID	(1u << 1)
+#define ATTR_GID	(1u << 2)
+#define ATTR_SIZE	(1u << 3)
+#define ATTR_ATIME	(1u << 4)
+#define ATTR_MTIME	(1u << 5)
+
+/*
+ * Only timestamp changes are decided here: mode, owner and size changes have
+ * path hooks (path_chmod, path_chown, path_truncate) that already allowed or
+ * denied them by path, and deciding them again by identity would refuse
+ * legitimate changes below a mount inside the workspace.
+ */
+static __always_inline int check_setattr(struct dentry *dentry, struct iattr *attr)
+{
+	unsigned int valid = BPF_CORE_READ(attr, ia_valid);
+
+	if (valid & (ATTR_MODE | ATTR_UID | ATTR_GID | ATTR_SIZE))
+		return 0;
+	if (!(valid & (ATTR_ATIME | ATTR_MTIME)))
+		return 0;
+	return check_by_identity(TETHER_FS_UTIMES, dentry);
+}
+
+/*
+ * inode_setattr gained a leading idmap argument in 6.3.  The loader keeps the
+ * variant matching the running kernel's BTF and disables the other.
+ */
+SEC("lsm/inode_setattr")
+int BPF_PROG(tether_inode_setattr_idmap, void *idmap, struct dentry *dentry, struct iattr *attr,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	return check_setattr(dentry, attr);
+}
+
+SEC("lsm/inode_setattr")
+int BPF_PROG(tether_inode_setattr_legacy, struct dentry *dentry, struct iattr *attr, int ret)
+{
+	if (ret)
+		return ret;
+	return check_setattr(dentry, attr);
+}
+
+/* POSIX ACLs change permissions; from 6.2 on they bypass inode_setxattr. The
+ * loader attaches these only where the kernel has the hooks. */
+SEC("lsm/inode_set_acl")
+int BPF_PROG(tether_inode_set_acl, void *idmap, struct dentry *dentry, const char *acl_name,
+	     void *kacl, int ret)
+{
+	if (ret)
+		return ret;
+	return check_by_identity(TETHER_FS_SET_ACL, dentry);
+}
+
+SEC("lsm/inode_remove_acl")
+int BPF_PROG(tether_inode_remove_acl, void *idmap, struct dentry *dentry, const char *acl_name,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	return check_by_identity(TETHER_FS_REMOVE_ACL, dentry);
+}
+
+#define TIOCSTI			0x5412
+#define TIOCLINUX		0x541C
+#define BTRFS_IOCTL_MAGIC	0x94
+
+/*
+ * ioctls that change a file or its filesystem although the caller may hold
+ * only a read-only fd (chattr +i, fs-verity, btrfs snapshots, freezing the
+ * filesystem).  Everything else keeps working on read-only fds.
+ */
+static __always_inline bool modifying_file_ioctl(unsigned int cmd)
+{
+	switch (cmd) {
+	case 0x40086602: /* FS_IOC_SETFLAGS */
+	case 0x40046602: /* FS_IOC32_SETFLAGS */
+	case 0x401c5820: /* FS_IOC_FSSETXATTR */
+	case 0x40087602: /* FS_IOC_SETVERSION */
+	case 0x40047602: /* FS_IOC32_SETVERSION */
+	case 0x40806685: /* FS_IOC_ENABLE_VERITY */
+	case 0x800c6613: /* FS_IOC_SET_ENCRYPTION_POLICY */
+	case 0xc0045877: /* FIFREEZE */
+	case 0xc0045878: /* FITHAW */
+		return true;
+	}
+	/* btrfs: snapshots, subvolumes, labels, balance, ... ; only its GET_* read */
+	return ((cmd >> 8) & 0xff) == BTRFS_IOCTL_MAGIC && (cmd >> 30) & 1;
+}
+
+static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
+{
+	struct tether_run *run;
+	__u64 cgid;
+
+	run = current_run(&cgid);
+	if (!run)
+		return 0;
+	/* Typing into a terminal the run shares with a host shell runs commands outside it. */
+	if (cmd == TIOCSTI || cmd == TIOCLINUX)
+		return decide(run, cgid, TETHER_FS_TTY_INJECT, BPF_CORE_READ(file, f_path.mnt),
+			      BPF_CORE_READ(file, f_path.dentry), MATCH_OBJECT, 0, -EPERM);
+	if (!modifying_file_ioctl(cmd))
+		return 0;
+	return decide(run, cgid, TETHER_FS_IOCTL, BPF_CORE_READ(file, f_path.mnt),
+		      BPF_CORE_READ(file, f_path.dentry), MATCH_OBJECT, TETHER_ACCESS_WRITE,
+		      -EACCES);
+}
+
+SEC("lsm/file_ioctl")
+int BPF_PROG(tether_file_ioctl, struct file *file, unsigned int cmd, unsigned long arg, int ret)
+{
+	if (ret)
+		return ret;
+	return check_ioctl(file, cmd);
+}
+
+SEC("lsm/file_ioctl_compat")
+int BPF_PROG(tether_file_ioctl_compat, struct file *file, unsigned int cmd, unsigned long arg,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	return check_ioctl(file, cmd);
+}
+
+#define CLONE_INTO_CGROUP	0x200000000ULL
+
+/*
+ * clone3(CLONE_INTO_CGROUP) needs only a read-only fd on a cgroup directory
+ * (the kernel checks inode_permission, never file_open), and would start a
+ * child outside the run: no process in a run may use it.  task_alloc runs
+ * in the parent, before cgroup_can_fork() places the child.
+ */
+SEC("lsm/task_alloc")
+int BPF_PROG(tether_task_alloc, struct task_struct *task, unsigned long clone_flags, int ret)
+{
+	struct tether_run *run;
+	__u64 cgid;
+
+	if (ret)
+		return ret;
+	if (!(clone_flags & CLONE_INTO_CGROUP))
+		return 0;
+	run = current_run(&cgid);
+	if (!run)
+		return 0;
+	emit_fs_event(run, cgid, TETHER_FS_CLONE_INTO_CGROUP, -EPERM, TETHER_REASON_FORBIDDEN, 0,
+		      0, NULL, 0, 0, 0);
+	return -EPERM;
 }

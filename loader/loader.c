@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "bpf/abi/rules.h"
@@ -47,9 +48,25 @@ static int fail(struct tl_error *err, int code, const char *fmt, ...)
 	return code;
 }
 
+const char *tl_pin_dir(void)
+{
+	static char dir[64];
+	const unsigned char *elf;
+	uint64_t hash = 0xcbf29ce484222325ULL;	/* FNV-1a: identity, not security */
+	size_t size;
+
+	if (dir[0])
+		return dir;
+	elf = fs_bpf__elf_bytes(&size);
+	for (size_t i = 0; i < size; i++)
+		hash = (hash ^ elf[i]) * 0x100000001b3ULL;
+	snprintf(dir, sizeof(dir), "%s/%016llx", TETHER_PIN_ROOT, (unsigned long long)hash);
+	return dir;
+}
+
 static void pin_path(char *buf, size_t len, const char *prefix, const char *name)
 {
-	snprintf(buf, len, "%s/%s%s", TETHER_PIN_DIR, prefix, name);
+	snprintf(buf, len, "%s/%s%s", tl_pin_dir(), prefix, name);
 }
 
 static bool pinned(const char *prefix, const char *name)
@@ -81,10 +98,58 @@ static int make_pin_dir(struct tl_error *err)
 		return fail(err, ENOENT,
 			    "no BPF filesystem at %s (mount it with: mount -t bpf bpf %s)",
 			    TETHER_BPFFS, TETHER_BPFFS);
-	if (mkdir(TETHER_BPFFS "/tether", 0700) < 0 && errno != EEXIST)
-		return fail(err, errno, "creating %s/tether", TETHER_BPFFS);
-	if (mkdir(TETHER_PIN_DIR, 0700) < 0 && errno != EEXIST)
-		return fail(err, errno, "creating %s", TETHER_PIN_DIR);
+	if (mkdir(TETHER_PIN_ROOT, 0700) < 0 && errno != EEXIST)
+		return fail(err, errno, "creating %s", TETHER_PIN_ROOT);
+	if (mkdir(tl_pin_dir(), 0700) < 0 && errno != EEXIST)
+		return fail(err, errno, "creating %s", tl_pin_dir());
+	return 0;
+}
+
+/* Number of parameters of the kernel's bpf_lsm_<hook>, or a negative errno. */
+static int hook_arity(const struct btf *vmlinux, const char *hook)
+{
+	const struct btf_type *t;
+	char name[128];
+	int id;
+
+	snprintf(name, sizeof(name), "bpf_lsm_%s", hook);
+	id = btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC);
+	if (id < 0)
+		return id;
+	t = btf__type_by_id(vmlinux, btf__type_by_id(vmlinux, id)->type);
+	return t && btf_is_func_proto(t) ? btf_vlen(t) : -EINVAL;
+}
+
+/*
+ * Hooks whose signature changed between supported kernels come as one
+ * program per signature, and hooks newer than 6.1 are optional; keep what
+ * this kernel has.  Must run right after opening the skeleton, before pins
+ * are counted or programs loaded.
+ */
+static int select_programs(struct fs_bpf *skel, struct tl_error *err)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	int arity;
+
+	if (!vmlinux)
+		return fail(err, errno, "reading the kernel's BTF (/sys/kernel/btf/vmlinux)");
+	arity = hook_arity(vmlinux, "inode_setattr");
+	if (arity != 2 && arity != 3) {
+		btf__free(vmlinux);
+		return fail(err, arity < 0 ? arity : EINVAL,
+			    "reading the signature of the inode_setattr LSM hook from kernel BTF");
+	}
+	/* inode_setattr gained a leading idmap argument in 6.3 */
+	bpf_program__set_autoload(skel->progs.tether_inode_setattr_idmap, arity == 3);
+	bpf_program__set_autoload(skel->progs.tether_inode_setattr_legacy, arity == 2);
+	/* 6.2+: ACLs have hooks of their own; before, they went through setxattr */
+	bpf_program__set_autoload(skel->progs.tether_inode_set_acl,
+				  hook_arity(vmlinux, "inode_set_acl") == 4);
+	bpf_program__set_autoload(skel->progs.tether_inode_remove_acl,
+				  hook_arity(vmlinux, "inode_remove_acl") == 3);
+	bpf_program__set_autoload(skel->progs.tether_file_ioctl_compat,
+				  hook_arity(vmlinux, "file_ioctl_compat") == 3);
+	btf__free(vmlinux);
 	return 0;
 }
 
@@ -100,6 +165,8 @@ static int count_pins(struct fs_bpf *skel, size_t *present, size_t *expected)
 		*present += pinned("", pinned_maps[i]);
 	}
 	bpf_object__for_each_program(prog, skel->obj) {
+		if (!bpf_program__autoload(prog))
+			continue;
 		(*expected)++;
 		*present += pinned("link_", bpf_program__name(prog));
 	}
@@ -135,8 +202,11 @@ static int load_and_attach(struct fs_bpf *skel, uint32_t level, bool pin, struct
 	if (r)
 		return fail(err, r, "loading the BPF-LSM programs into the kernel");
 	bpf_object__for_each_program(prog, skel->obj) {
-		struct bpf_link *link = bpf_program__attach(prog);
+		struct bpf_link *link;
 
+		if (!bpf_program__autoload(prog))
+			continue;
+		link = bpf_program__attach(prog);
 		if (!link) {
 			r = -errno;
 			if (pin)
@@ -227,11 +297,11 @@ int tl_node_open(uint32_t run_cgroup_level, struct tl_node *node, struct tl_erro
 	if (r)
 		return r;
 	/* Serialise first loads: two controllers starting at once load once. */
-	lock_fd = open(TETHER_PIN_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	lock_fd = open(tl_pin_dir(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (lock_fd < 0)
-		return fail(err, errno, "opening %s", TETHER_PIN_DIR);
+		return fail(err, errno, "opening %s", tl_pin_dir());
 	if (flock(lock_fd, LOCK_EX) < 0) {
-		r = fail(err, errno, "locking %s", TETHER_PIN_DIR);
+		r = fail(err, errno, "locking %s", tl_pin_dir());
 		goto out;
 	}
 	skel = fs_bpf__open();
@@ -239,6 +309,9 @@ int tl_node_open(uint32_t run_cgroup_level, struct tl_node *node, struct tl_erro
 		r = fail(err, errno, "opening the embedded BPF object");
 		goto out;
 	}
+	r = select_programs(skel, err);
+	if (r)
+		goto out;
 	count_pins(skel, &present, &expected);
 	if (present == 0) {
 		r = load_and_attach(skel, run_cgroup_level, true, err);
@@ -254,7 +327,7 @@ int tl_node_open(uint32_t run_cgroup_level, struct tl_node *node, struct tl_erro
 			 "%s holds %zu of the %zu pinned objects this tether expects (another "
 			 "tether version, or an interrupted load); when no run is live, remove "
 			 "it with: rm -r %s",
-			 TETHER_PIN_DIR, present, expected, TETHER_PIN_DIR);
+			 tl_pin_dir(), present, expected, tl_pin_dir());
 		goto out;
 	}
 	r = pinned_level(&level, err);
@@ -264,7 +337,7 @@ int tl_node_open(uint32_t run_cgroup_level, struct tl_node *node, struct tl_erro
 		r = fail(err, ESTALE,
 			 "the pinned programs expect run cgroups at level %u, this run's is at "
 			 "level %u; when no run is live, reload with: rm -r %s",
-			 level, run_cgroup_level, TETHER_PIN_DIR);
+			 level, run_cgroup_level, tl_pin_dir());
 		goto out;
 	}
 	node->run_cgroup_level = level;
@@ -307,7 +380,9 @@ int tl_probe_lsm(struct tl_error *err)
 	if (!skel)
 		return fail(err, errno, "opening the embedded BPF object");
 	/* Level 0 is the root cgroup, which is never a run: the probe confines nothing. */
-	r = load_and_attach(skel, 0, false, err);
+	r = select_programs(skel, err);
+	if (!r)
+		r = load_and_attach(skel, 0, false, err);
 	fs_bpf__destroy(skel);
 	return r;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * loader: the only code that touches skeletons.  Loads the BPF programs once
- * per node and pins their maps and links under TETHER_PIN_DIR, so enforcement
+ * per node and pins their maps and links under tl_pin_dir(), so enforcement
  * outlives any one controller; every later run only opens the pinned maps.
  * A run is then nothing but map entries (tl_run_*), keyed by its cgroup id
  * and its run slot.
@@ -18,7 +18,15 @@
 #include <stdint.h>
 
 #define TETHER_BPFFS		"/sys/fs/bpf"
-#define TETHER_PIN_DIR		TETHER_BPFFS "/tether/v1"
+#define TETHER_PIN_ROOT		TETHER_BPFFS "/tether"
+
+/*
+ * Where this build's programs and maps are pinned: TETHER_PIN_ROOT/<digest of
+ * the embedded BPF object>.  A tether with different programs or map layouts
+ * pins a set of its own beside the old one, which keeps confining the runs it
+ * already holds; no set ever has to be replaced while runs live.
+ */
+const char *tl_pin_dir(void);
 
 struct tl_error {
 	char msg[512];

@@ -19,7 +19,7 @@
  */
 static const char *const builtin_devices[] = {
 	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
-	"/dev/tty", "/dev/pts",
+	"/dev/tty", "/dev/ptmx", "/dev/pts",
 };
 
 #define BUILTIN_DEVICE_COUNT (sizeof(builtin_devices) / sizeof(*builtin_devices))

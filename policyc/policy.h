@@ -81,7 +81,7 @@ struct tp_policy {
 
 /* Envelope -> rules: "/" readable, the workspace readable and writable, and
  * the built-in character devices every program expects to write (/dev/null,
- * /dev/zero, /dev/full, /dev/random, /dev/urandom, /dev/tty, /dev/pts). */
+ * /dev/zero, /dev/full, /dev/random, /dev/urandom, /dev/tty, /dev/ptmx, /dev/pts). */
 int tp_policy_compile(const struct tp_envelope *env, struct tp_policy **out);
 void tp_policy_free(struct tp_policy *policy);
 

@@ -133,7 +133,10 @@ const char *audit_fs_op_name(uint32_t op)
 		[TETHER_FS_CHOWN] = "chown",	       [TETHER_FS_MOUNT] = "mount",
 		[TETHER_FS_UMOUNT] = "umount",	       [TETHER_FS_PIVOT_ROOT] = "pivot_root",
 		[TETHER_FS_MOVE_MOUNT] = "move_mount", [TETHER_FS_SETXATTR] = "setxattr",
-		[TETHER_FS_REMOVEXATTR] = "removexattr",
+		[TETHER_FS_REMOVEXATTR] = "removexattr", [TETHER_FS_UTIMES] = "utimes",
+		[TETHER_FS_SET_ACL] = "set_acl",	       [TETHER_FS_REMOVE_ACL] = "remove_acl",
+		[TETHER_FS_IOCTL] = "ioctl",	       [TETHER_FS_TTY_INJECT] = "tty_inject",
+		[TETHER_FS_CLONE_INTO_CGROUP] = "clone_into_cgroup",
 	};
 
 	if (op < sizeof(names) / sizeof(names[0]) && names[op])

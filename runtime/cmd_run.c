@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <linux/close_range.h>
 #include <linux/sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -163,6 +164,54 @@ static int mkdir_p(const char *path, mode_t mode)
 }
 
 /*
+ * The workspace rule is installed by root on a path the envelope names.  If
+ * another user could redirect that path (a symlink planted in /tmp, a
+ * directory they own or may write above it), root would grant the run write
+ * access to wherever they point it.  So the path must contain no symlink and
+ * every directory above the workspace must be root's or ours and writable by
+ * nobody else, unless it is sticky and root's (/tmp).
+ */
+static int check_workspace(const char *ws, char *why, size_t why_len)
+{
+	char resolved[PATH_MAX], prefix[PATH_MAX];
+	struct stat st;
+	size_t len;
+
+	if (!realpath(ws, resolved)) {
+		snprintf(why, why_len, "cannot resolve %s: %s", ws, strerror(errno));
+		return -errno;
+	}
+	if (strcmp(resolved, ws) != 0) {
+		snprintf(why, why_len, "%s resolves to %s through a symbolic link; name the real "
+			 "directory in the envelope", ws, resolved);
+		return -ELOOP;
+	}
+	len = strlen(ws);
+	for (size_t i = 0; i < len; i++) {
+		if (ws[i] != '/')
+			continue;
+		memcpy(prefix, ws, i ? i : 1);
+		prefix[i ? i : 1] = 0;
+		if (lstat(prefix, &st) < 0) {
+			snprintf(why, why_len, "cannot stat %s: %s", prefix, strerror(errno));
+			return -errno;
+		}
+		if (st.st_uid != 0 && st.st_uid != geteuid()) {
+			snprintf(why, why_len, "%s, above the workspace, belongs to uid %u, who could "
+				 "redirect it", prefix, (unsigned)st.st_uid);
+			return -EPERM;
+		}
+		if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !((st.st_mode & S_ISVTX) && st.st_uid == 0)) {
+			snprintf(why, why_len, "%s, above the workspace, is writable by group or others "
+				 "(mode %04o), who could redirect it", prefix,
+				 (unsigned)(st.st_mode & 07777));
+			return -EPERM;
+		}
+	}
+	return 0;
+}
+
+/*
  * The kernel side matches the resolved path of each object, so a rule must
  * name the resolved path too: a workspace under a symlink (/tmp -> /private/tmp)
  * would otherwise never match.  Paths that do not exist are kept as written.
@@ -245,12 +294,31 @@ static int spawn(int cgroup_fd, char **argv, const sigset_t *child_mask, pid_t *
 		return r;
 	}
 	if (pid == 0) {
+		/* Child: async-signal-safe calls only until exec. */
+		struct sigaction dfl = { .sa_handler = SIG_DFL };
 		int e;
 
-		/* Child: async-signal-safe calls only until exec. */
 		close(pipefd[0]);
+		/* SIG_IGN survives exec: give the command the SIGPIPE it expects */
+		sigaction(SIGPIPE, &dfl, NULL);
 		sigprocmask(SIG_SETMASK, child_mask, NULL);
+		/*
+		 * A new session: no controlling terminal, so the run cannot reach
+		 * the invoking shell's tty (bubblewrap's --new-session, for the
+		 * TIOCSTI class of escapes).
+		 */
+		if (setsid() < 0)
+			goto fail;
+		/*
+		 * Descriptors the caller left open beyond stdio (a file opened for
+		 * writing outside the workspace, a socket) would carry authority
+		 * the envelope does not grant.  The error pipe is close-on-exec
+		 * already and stays usable until exec.
+		 */
+		if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+			goto fail;
 		execvp(argv[0], argv);
+fail:
 		e = errno;
 		if (write(pipefd[1], &e, sizeof(e)) < 0) {
 			/* nothing left to tell it to */
@@ -284,7 +352,7 @@ struct run_ctx {
 static int load_envelope(struct run_ctx *ctx)
 {
 	struct tp_diags diags = { 0 };
-	char *text = NULL;
+	char *text = NULL, why[PATH_MAX + 256];
 	int r;
 
 	r = tp_envelope_parse_file(ctx->opts.envelope, &ctx->env, &diags);
@@ -302,6 +370,11 @@ static int load_envelope(struct run_ctx *ctx)
 	if (r) {
 		fprintf(stderr, "tether run: cannot create workspace %s: %s\n",
 			ctx->env->workspace_path, strerror(-r));
+		return TETHER_EXIT_RUN_ERROR;
+	}
+	r = check_workspace(ctx->env->workspace_path, why, sizeof(why));
+	if (r) {
+		fprintf(stderr, "tether run: refusing the workspace: %s\n", why);
 		return TETHER_EXIT_RUN_ERROR;
 	}
 	r = tp_policy_compile(ctx->env, &ctx->policy);
@@ -563,6 +636,8 @@ int cmd_run(int argc, char **argv)
 		goto out_policy;
 	}
 
+	/* A closed audit pipe is an error to report (EPIPE), not a reason to die mid-run. */
+	signal(SIGPIPE, SIG_IGN);
 	/* SIGINT/SIGTERM end the run through the loop, never leave it unsupervised. */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include "runtime/doctor.h"
 
 #define BPF_FS_MAGIC 0xcafe4a11
+#define PROC_CGROUP_INIT_INO 0xEFFFFFFBu	/* include/linux/proc_ns.h */
 
 static const char *const check_names[DOCTOR_NCHECKS] = {
 	[DOCTOR_LSM] = "BPF LSM active",
@@ -78,6 +80,7 @@ static void check_cgroup2(struct doctor_check *c, char *mount_point, size_t size
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	char *controllers;
+	struct stat st;
 	int r;
 
 	if (!f) {
@@ -90,6 +93,18 @@ static void check_cgroup2(struct doctor_check *c, char *mount_point, size_t size
 	if (r) {
 		set(c, false, "mount the cgroup2 hierarchy, e.g. mount -t cgroup2 none /sys/fs/cgroup",
 		    "no cgroup2 hierarchy mounted at its root in /proc/self/mountinfo");
+		return;
+	}
+	/*
+	 * BPF sees absolute cgroup levels, paths here are relative to our cgroup
+	 * namespace: inside a non-initial one the run level would be wrong and
+	 * every hook would miss the run.  Refuse rather than confine nothing.
+	 */
+	if (stat("/proc/self/ns/cgroup", &st) == 0 && st.st_ino != PROC_CGROUP_INIT_INO) {
+		set(c, false,
+		    "run tether in the host's initial cgroup namespace (for a container: "
+		    "--cgroupns=host)",
+		    "tether is in a cgroup namespace (/proc/self/ns/cgroup is not the initial one)");
 		return;
 	}
 	controllers = cg_controllers(mount_point);
@@ -115,9 +130,9 @@ static void check_load(struct doctor_check *c)
 	char path[256];
 	int r;
 
-	snprintf(path, sizeof(path), "%s/runs", TETHER_PIN_DIR);
+	snprintf(path, sizeof(path), "%s/runs", tl_pin_dir());
 	if (access(path, F_OK) == 0) {
-		set(c, true, NULL, "already loaded and pinned under %s", TETHER_PIN_DIR);
+		set(c, true, NULL, "already loaded and pinned under %s", tl_pin_dir());
 		return;
 	}
 	r = tl_probe_lsm(&err);

@@ -40,6 +40,12 @@ enum tether_fs_op {
 	TETHER_FS_MOVE_MOUNT = 15,
 	TETHER_FS_SETXATTR   = 16,
 	TETHER_FS_REMOVEXATTR = 17,
+	TETHER_FS_UTIMES     = 18,	/* utimes, utimensat, futimens */
+	TETHER_FS_SET_ACL    = 19,	/* POSIX ACLs (6.2+: no longer through setxattr) */
+	TETHER_FS_REMOVE_ACL = 20,
+	TETHER_FS_IOCTL      = 21,	/* an ioctl that changes a file or a filesystem */
+	TETHER_FS_TTY_INJECT = 22,	/* TIOCSTI / TIOCLINUX: typing into a terminal */
+	TETHER_FS_CLONE_INTO_CGROUP = 23, /* clone3(CLONE_INTO_CGROUP): leaving the run */
 };
 
 enum tether_decision {

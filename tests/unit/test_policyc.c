@@ -942,6 +942,7 @@ Test(policyc, compile_rules_in_order)
 		{ "/dev/random", TETHER_ACCESS_READ | TETHER_ACCESS_WRITE },
 		{ "/dev/urandom", TETHER_ACCESS_READ | TETHER_ACCESS_WRITE },
 		{ "/dev/tty", TETHER_ACCESS_READ | TETHER_ACCESS_WRITE },
+		{ "/dev/ptmx", TETHER_ACCESS_READ | TETHER_ACCESS_WRITE },
 		{ "/dev/pts", TETHER_ACCESS_READ | TETHER_ACCESS_WRITE },
 	};
 	struct tp_policy *policy = NULL;
@@ -962,10 +963,10 @@ Test(policyc, compile_merges_a_workspace_that_is_a_builtin_path)
 	struct tp_policy *policy = NULL;
 
 	cr_assert_eq(tp_policy_compile(&hand, &policy), 0);
-	cr_assert_eq(policy->path_rule_count, 8);
+	cr_assert_eq(policy->path_rule_count, 9);
 	cr_expect_str_eq(policy->path_rules[1].path, "/dev/pts");
 	cr_expect_eq(policy->path_rules[1].access, TETHER_ACCESS_ALL);
-	cr_expect_str_eq(policy->path_rules[7].path, "/dev/tty");
+	cr_expect_str_eq(policy->path_rules[8].path, "/dev/ptmx");
 	tp_policy_free(policy);
 }
 

@@ -12,7 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
 #include <linux/io_uring.h>
+#include <linux/sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <termios.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -138,6 +144,70 @@ static int uring_open(const char *path, int flags, int async)
 	return 0;
 }
 
+/* clone3(CLONE_INTO_CGROUP) with a read-only fd on the cgroup directory. */
+static int clone_into_cgroup(const char *dir)
+{
+	struct clone_args args = { 0 };
+	int fd = open(dir, O_RDONLY | O_DIRECTORY), status;
+	long pid;
+
+	if (fd < 0)
+		return errno;
+	args.flags = CLONE_INTO_CGROUP;
+	args.exit_signal = SIGCHLD;
+	args.cgroup = (unsigned long long)fd;
+	pid = syscall(SYS_clone3, &args, sizeof(args));
+	if (pid == 0)
+		_exit(0);
+	close(fd);
+	if (pid < 0)
+		return errno;
+	waitpid((pid_t)pid, &status, 0);
+	return 0;
+}
+
+/* ioctl(FS_IOC_SETFLAGS) through a read-only fd (chattr). */
+static int setflags(const char *path)
+{
+	int fd = open(path, O_RDONLY), flags = 0, e;
+
+	if (fd < 0)
+		return errno;
+	/* set the flags it already has: harmless if it were allowed */
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0)
+		flags = 0;
+	e = ioctl(fd, FS_IOC_SETFLAGS, &flags) < 0 ? errno : 0;
+	close(fd);
+	return e;
+}
+
+/* TIOCSTI on a fresh pty: typing into a terminal. */
+static int tiocsti(void)
+{
+	int fd = open("/dev/ptmx", O_RDWR | O_NOCTTY), e;
+	char c = 'x';
+
+	if (fd < 0)
+		return errno;
+	e = ioctl(fd, TIOCSTI, &c) < 0 ? errno : 0;
+	close(fd);
+	return e;
+}
+
+/* A POSIX ACL granting everyone rwx (system.posix_acl_access). */
+static int setacl(const char *path)
+{
+	struct {
+		unsigned int version;
+		struct {
+			unsigned short tag, perm;
+			unsigned int id;
+		} e[3];
+	} acl = { 2, { { 0x01, 7, ~0u }, { 0x04, 7, ~0u }, { 0x20, 7, ~0u } } };
+
+	return result(setxattr(path, "system.posix_acl_access", &acl, sizeof(acl), 0));
+}
+
 int main(int argc, char **argv)
 {
 	const char *want, *op;
@@ -200,6 +270,16 @@ int main(int argc, char **argv)
 		got = result(setxattr(argv[3], "trusted.tether", "x", 1, 0));
 	else if (!strcmp(op, "removexattr"))
 		got = result(removexattr(argv[3], "trusted.tether"));
+	else if (!strcmp(op, "utimes"))
+		got = result(utimensat(AT_FDCWD, argv[3], NULL, 0));
+	else if (!strcmp(op, "clone-into-cgroup"))
+		got = clone_into_cgroup(argv[3]);
+	else if (!strcmp(op, "setflags"))
+		got = setflags(argv[3]);
+	else if (!strcmp(op, "tiocsti"))	/* ARG is ignored: always a fresh pty */
+		got = tiocsti();
+	else if (!strcmp(op, "setacl"))
+		got = setacl(argv[3]);
 	else if (!strcmp(op, "umount"))
 		got = result(umount2(argv[3], MNT_DETACH));
 	else {

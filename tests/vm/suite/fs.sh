@@ -145,8 +145,8 @@ else
 	fail "O_TMPFILE outside" "exit $RC"
 	cat "$T/o1.audit"
 fi
-denied "unpin the enforcing programs" b1 unlink /sys/fs/bpf/tether/v1/link_tether_file_open EACCES \
-	unlink /sys/fs/bpf/tether/v1/link_tether_file_open
+pin=$(ls -d /sys/fs/bpf/tether/*/link_tether_file_open | head -n 1)
+denied "unpin the enforcing programs" b1 unlink "$pin" EACCES unlink "$pin"
 denied "move out of the run cgroup via cgroup.procs" b2 open_write /sys/fs/cgroup/cgroup.procs EACCES \
 	append /sys/fs/cgroup/cgroup.procs
 denied "write a sysctl" b3 open_write /proc/sys/kernel/hostname EACCES append /proc/sys/kernel/hostname
@@ -173,6 +173,68 @@ tether run --envelope "$ENV" --run-id x3 --audit "$T/x3.audit" -- /bin/sh -e -c 
 RC=$?
 [ "$RC" -eq 0 ] && no_denials "$T/x3.audit" && pass "xattrs inside the workspace (and on it) are allowed" ||
 	fail "xattrs inside the workspace" "exit $RC"
+
+in_run tm1 EACCES utimes "$OUT/file"
+tm1='{"seq":1,"run_id":"tm1","kind":"fs","op":"utimes","path":"/srv/outside/file","path_scope":"filesystem","decision":"deny","errno":"EACCES","reason":"default_deny","uid":0,"comm":"fsprobe"}'
+[ "$RC" -eq 0 ] && expect_record tm1 "$T/tm1.audit" "$tm1" && pass "utimensat on a file outside" ||
+	fail "utimensat outside" "exit $RC"
+rm -f "$T/tm2.audit"
+tether run --envelope "$ENV" --run-id tm2 --audit "$T/tm2.audit" -- /bin/sh -e -c "
+	$BIN/fsprobe ok utimes $WS/a
+	$BIN/fsprobe ok chmod $WS/a
+	touch $WS/a
+	! touch $OUT/file 2>/dev/null"
+RC=$?
+[ "$RC" -eq 0 ] && pass "utimes and touch inside the workspace; touch of a file outside fails" ||
+	fail "utimes inside" "exit $RC"
+
+# --- leaving the run, terminals, inherited descriptors ----------------------
+in_run c1 EPERM clone-into-cgroup /sys/fs/cgroup
+c1='{"seq":1,"run_id":"c1","kind":"fs","op":"clone_into_cgroup","path":"","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe"}'
+[ "$RC" -eq 0 ] && expect_record c1 "$T/c1.audit" "$c1" &&
+	pass "clone3(CLONE_INTO_CGROUP) with a read-only cgroup fd cannot leave the run" ||
+	fail "clone3 CLONE_INTO_CGROUP" "exit $RC"
+denied "chattr through a read-only fd (FS_IOC_SETFLAGS)" i1 ioctl "$OUT/file" EACCES setflags "$OUT/file"
+in_run i2 EPERM tiocsti /dev/ptmx
+i2='{"seq":1,"run_id":"i2","kind":"fs","op":"tty_inject","path":"/dev/ptmx","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe"}'
+[ "$RC" -eq 0 ] && expect_record i2 "$T/i2.audit" "$i2" &&
+	pass "a pty can be opened, but TIOCSTI cannot type into it" || fail "TIOCSTI" "exit $RC"
+chmod 600 "$OUT/file"
+in_run a1 EACCES setacl "$OUT/file"
+if [ "$RC" -eq 0 ] && [ "$(stat -c %a "$OUT/file")" = 600 ] &&
+	normalize "$T/a1.audit" | grep -qE '"op":"(setxattr|set_acl)","path":"/srv/outside/file","path_scope":"filesystem","decision":"deny","errno":"EACCES"'; then
+	pass "a POSIX ACL on a file outside (set_acl hook on 6.2+, setxattr before)"
+else
+	fail "POSIX ACL outside" "exit $RC, mode $(stat -c %a "$OUT/file")"
+	cat "$T/a1.audit"
+fi
+: > "$OUT/leak"
+exec 5>>"$OUT/leak"
+tether run --envelope "$ENV" --run-id fd1 --audit "$T/fd1.audit" -- /bin/sh -c 'echo leaked >&5' 2>/dev/null
+RC=$?
+exec 5>&-
+[ "$RC" -ne 0 ] && [ ! -s "$OUT/leak" ] && pass "a descriptor the caller left open is not inherited" ||
+	fail "inherited descriptor" "exit $RC, leak: $(cat "$OUT/leak")"
+tether run --envelope "$ENV" --run-id sid --audit "$T/sid.audit" -- /bin/sh -c \
+	'[ "$(cut -d" " -f6 /proc/$$/stat)" = "$$" ]'
+[ $? -eq 0 ] && pass "the command leads a session of its own (no controlling terminal)" ||
+	fail "new session" "the command shares the caller's session"
+ln -sfn "$OUT" /srv/link-ws
+envelope "$T/link.yaml" /srv/link-ws
+tether run --envelope "$T/link.yaml" --run-id lk -- /bin/sh -c "touch /srv/link-ws/x" 2>"$T/lk.err"
+RC=$?
+if [ $RC -eq 123 ] && [ ! -e "$OUT/x" ] && grep -q "through a symbolic link" "$T/lk.err"; then
+	pass "a workspace path through a symlink is refused"
+else
+	fail "workspace through a symlink" "exit $RC: $(cat "$T/lk.err")"
+fi
+mkdir -p /srv/open && chmod 777 /srv/open
+envelope "$T/open.yaml" /srv/open/ws
+tether run --envelope "$T/open.yaml" --run-id op -- /bin/true 2>"$T/op.err"
+RC=$?
+[ $RC -eq 123 ] && grep -q "writable by group or others" "$T/op.err" &&
+	pass "a workspace below a directory others may write is refused" ||
+	fail "workspace below a world-writable dir" "exit $RC: $(cat "$T/op.err")"
 
 # --- a nested cgroup does not shed the run's policy ------------------------
 rm -f "$WS/go" "$T/n1.audit"
