@@ -36,6 +36,7 @@
 #include "runtime/audit.h"
 #include "runtime/cgroup.h"
 #include "runtime/doctor.h"
+#include "runtime/seccomp.h"
 #include "runtime/tether.h"
 
 #ifndef P_PIDFD
@@ -316,6 +317,8 @@ static int spawn(int cgroup_fd, char **argv, const sigset_t *child_mask, pid_t *
 		 * already and stays usable until exec.
 		 */
 		if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+			goto fail;
+		if (seccomp_deny_mount_api() < 0)
 			goto fail;
 		execvp(argv[0], argv);
 fail:

@@ -280,6 +280,15 @@ int main(int argc, char **argv)
 		got = tiocsti();
 	else if (!strcmp(op, "setacl"))
 		got = setacl(argv[3]);
+	else if (!strcmp(op, "mount-setattr")) {
+		struct {
+			unsigned long long set, clr, propagation, userns;
+		} attr = { .clr = 0x2 /* MOUNT_ATTR_NOSUID */ };
+
+		got = result((int)syscall(442 /* mount_setattr */, AT_FDCWD, argv[3], 0, &attr,
+					  sizeof(attr)));
+	} else if (!strcmp(op, "fspick"))
+		got = result((int)syscall(433 /* fspick */, AT_FDCWD, argv[3], 0));
 	else if (!strcmp(op, "umount"))
 		got = result(umount2(argv[3], MNT_DETACH));
 	else {

@@ -188,6 +188,19 @@ RC=$?
 [ "$RC" -eq 0 ] && pass "utimes and touch inside the workspace; touch of a file outside fails" ||
 	fail "utimes inside" "exit $RC"
 
+# mount_setattr and the new mount API reach no LSM hook: a seccomp filter fails
+# them with EPERM (no audit record: seccomp cannot write to the run's ring).
+mkdir -p /srv/ro && mount -t tmpfs -o ro,nosuid tmpfs /srv/ro
+in_run ms1 EPERM mount-setattr /srv/ro
+rc1=$RC
+in_run ms2 EPERM fspick /srv/ro
+if [ "$rc1" -eq 0 ] && [ "$RC" -eq 0 ] && grep -q ' /srv/ro ro,nosuid' /proc/self/mountinfo; then
+	pass "mount_setattr and fspick fail with EPERM; the host mount keeps ro,nosuid"
+else
+	fail "mount_setattr / fspick" "exit $RC: $(grep ' /srv/ro ' /proc/self/mountinfo)"
+fi
+umount /srv/ro
+
 # --- leaving the run, terminals, inherited descriptors ----------------------
 in_run c1 EPERM clone-into-cgroup /sys/fs/cgroup
 c1='{"seq":1,"run_id":"c1","kind":"fs","op":"clone_into_cgroup","path":"","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe"}'
