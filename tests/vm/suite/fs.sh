@@ -314,6 +314,16 @@ else
 	fail "concurrent runs" "exit A=$ra B=$rb"
 fi
 
+# --- refusals: a cgroup namespace hides absolute levels ---------------------
+"$BIN/nsexec" cgroup tether run --envelope "$ENV" --run-id cgns -- /bin/sh -c "touch $WS/cgns" 2>"$T/cgns.err"
+RC=$?
+if [ $RC -eq 120 ] && [ ! -e "$WS/cgns" ] && grep -q "cgroup namespace" "$T/cgns.err" &&
+	[ ! -e /sys/fs/cgroup/tether/cgns ]; then
+	pass "tether in a cgroup namespace refuses (120) and runs nothing"
+else
+	fail "cgroup namespace" "exit $RC: $(cat "$T/cgns.err")"
+fi
+
 # --- lifecycle: exit status, leftovers, cleanup, refusals -------------------
 tether run --envelope "$ENV" --run-id e1 --audit "$T/e1.audit" -- /bin/sh -c 'exit 7'
 RC=$?
