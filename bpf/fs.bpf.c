@@ -421,12 +421,32 @@ int BPF_PROG(tether_file_open, struct file *file, int ret)
 		      -EACCES);
 }
 
+#define S_IFMT		00170000
+#define S_IFBLK		0060000
+#define S_IFCHR		0020000
+
 SEC("lsm/path_mknod")
 int BPF_PROG(tether_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
 	     unsigned int dev, int ret)
 {
+	struct tether_run *run;
+	__u64 cgid;
+
 	if (ret)
 		return ret;
+	/*
+	 * A device node is a name for a kernel object, not a file: one created
+	 * in the workspace with the host disk's (or /dev/mem's) numbers would
+	 * make every byte behind it writable under a workspace path.  No rule
+	 * grants creating one.
+	 */
+	if ((mode & S_IFMT) == S_IFCHR || (mode & S_IFMT) == S_IFBLK) {
+		run = current_run(&cgid);
+		if (!run)
+			return 0;
+		return decide(run, cgid, TETHER_FS_MKNOD_DEVICE, BPF_CORE_READ(dir, mnt), dentry,
+			      MATCH_PARENT, 0, -EPERM);
+	}
 	return check_entry(TETHER_FS_CREATE, dir, dentry);
 }
 

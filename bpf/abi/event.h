@@ -46,6 +46,7 @@ enum tether_fs_op {
 	TETHER_FS_IOCTL      = 21,	/* an ioctl that changes a file or a filesystem */
 	TETHER_FS_TTY_INJECT = 22,	/* TIOCSTI / TIOCLINUX: typing into a terminal */
 	TETHER_FS_CLONE_INTO_CGROUP = 23, /* clone3(CLONE_INTO_CGROUP): leaving the run */
+	TETHER_FS_MKNOD_DEVICE = 24,	/* mknod of a character or block device */
 };
 
 enum tether_decision {

@@ -23,6 +23,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -243,6 +244,12 @@ int main(int argc, char **argv)
 		got = result(chmod(argv[3], 0600));
 	else if (!strcmp(op, "chown"))
 		got = result(chown(argv[3], 0, 0));
+	else if (!strcmp(op, "mknod-chr") && argc > 5)
+		got = result(mknod(argv[3], S_IFCHR | 0600,
+				   makedev((unsigned)atoi(argv[4]), (unsigned)atoi(argv[5]))));
+	else if (!strcmp(op, "mknod-blk") && argc > 5)
+		got = result(mknod(argv[3], S_IFBLK | 0600,
+				   makedev((unsigned)atoi(argv[4]), (unsigned)atoi(argv[5]))));
 	else if (!strcmp(op, "mknod-fifo"))
 		got = result(mknod(argv[3], S_IFIFO | 0600, 0));
 	else if (!strcmp(op, "rename") && argc > 4)

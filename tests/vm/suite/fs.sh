@@ -27,7 +27,7 @@ denied() {
 	shift 5
 	in_run "$id" "$err" "$@"
 	reason='"reason":"rule","rule":0,"rule_path":"/"'	# rule 0 is "/": readable, not writable
-	[ "$op" = mount ] && reason='"reason":"forbidden"'
+	case "$op" in mount | mknod_device) reason='"reason":"forbidden"' ;; esac
 	rec="{\"seq\":1,\"run_id\":\"$id\",\"kind\":\"fs\",\"op\":\"$op\",\"path\":\"$rpath\",\"decision\":\"deny\",\"errno\":\"$err\",$reason,\"uid\":0,\"comm\":\"fsprobe\"}"
 	if [ "$RC" -ne 0 ]; then
 		fail "$name" "fsprobe did not see $err (tether exit $RC)"
@@ -105,6 +105,12 @@ denied "remove the workspace itself" d14 rmdir "$WS" EACCES rmdir "$WS"
 denied "rename the workspace itself" d15 rename "$WS" EACCES rename "$WS" /srv/ws2
 [ "$(cat "$OUT/file")" = original ] && pass "the file outside is unchanged" ||
 	fail "the file outside is unchanged" "content is now '$(cat "$OUT/file")'"
+
+# --- device nodes: a workspace path must not name a kernel object ---------
+denied "mknod /dev/mem's numbers in the workspace" dv1 mknod_device "$WS/mem" EPERM mknod-chr "$WS/mem" 1 1
+denied "mknod a block device in the workspace" dv2 mknod_device "$WS/disk" EPERM mknod-blk "$WS/disk" 7 0
+[ ! -e "$WS/mem" ] && [ ! -e "$WS/disk" ] && pass "no device node was created" ||
+	fail "device nodes" "$(ls -l "$WS")"
 
 # --- path tricks: decisions use the resolved object ------------------------
 ln -sf "$OUT/file" "$WS/link-out"
