@@ -582,3 +582,97 @@ void tl_run_free(struct tl_run *run)
 		close(run->ring_fd);
 	run->ring_fd = -1;
 }
+
+/*
+ * Deletes every key of `fd` (key_size bytes) whose run slot, a u32 at
+ * slot_offset, equals `slot`.  Keys are collected first: deleting while
+ * walking with get_next_key could skip entries.
+ */
+static int delete_slot_keys(int fd, size_t key_size, size_t slot_offset, uint32_t slot)
+{
+	unsigned char *keys = NULL, *cur = NULL, *next;
+	size_t count = 0, cap = 0;
+	uint32_t key_slot;
+	int r = 0;
+
+	next = calloc(1, key_size);
+	if (!next)
+		return -ENOMEM;
+	while (bpf_map_get_next_key(fd, cur, next) == 0) {
+		memcpy(&key_slot, next + slot_offset, sizeof(key_slot));
+		if (key_slot == slot) {
+			if (count == cap) {
+				unsigned char *grown;
+
+				cap = cap ? 2 * cap : 64;
+				grown = realloc(keys, cap * key_size);
+				if (!grown) {
+					r = -ENOMEM;
+					goto out;
+				}
+				keys = grown;
+			}
+			memcpy(keys + count * key_size, next, key_size);
+			count++;
+		}
+		if (!cur) {
+			cur = malloc(key_size);
+			if (!cur) {
+				r = -ENOMEM;
+				goto out;
+			}
+		}
+		memcpy(cur, next, key_size);
+	}
+	for (size_t i = 0; i < count; i++)
+		if (bpf_map_delete_elem(fd, keys + i * key_size) && errno != ENOENT && !r)
+			r = -errno;
+out:
+	free(keys);
+	free(cur);
+	free(next);
+	return r;
+}
+
+int tl_run_reclaim(struct tl_node *node, uint64_t cgroup_id, struct tl_error *err)
+{
+	struct tether_run value;
+	int r;
+
+	if (bpf_map_lookup_elem(node->runs_fd, &cgroup_id, &value))
+		return errno == ENOENT ? -ENOENT : fail(err, errno, "looking up run cgroup %llu",
+							  (unsigned long long)cgroup_id);
+	if (bpf_map_delete_elem(node->runs_fd, &cgroup_id) && errno != ENOENT)
+		return fail(err, errno, "removing run cgroup %llu", (unsigned long long)cgroup_id);
+	r = delete_slot_keys(node->path_rules_fd, sizeof(struct tether_path_key),
+			     offsetof(struct tether_path_key, run_slot), value.run_slot);
+	if (!r)
+		r = delete_slot_keys(node->inode_rules_fd, sizeof(struct tether_inode_key),
+				     offsetof(struct tether_inode_key, run_slot), value.run_slot);
+	if (r)
+		return fail(err, r, "removing the rules of run slot %u", value.run_slot);
+	if (bpf_map_delete_elem(node->audit_rings_fd, &value.run_slot) && errno != ENOENT)
+		return fail(err, errno, "releasing run slot %u", value.run_slot);
+	return 0;
+}
+
+int tl_runs_list(struct tl_node *node, uint64_t **ids, size_t *count)
+{
+	uint64_t *list = NULL, key, prev;
+	size_t n = 0;
+
+	while (bpf_map_get_next_key(node->runs_fd, n ? &prev : NULL, &key) == 0) {
+		uint64_t *grown = realloc(list, (n + 1) * sizeof(*list));
+
+		if (!grown) {
+			free(list);
+			return -ENOMEM;
+		}
+		list = grown;
+		list[n++] = key;
+		prev = key;
+	}
+	*ids = list;
+	*count = n;
+	return 0;
+}

@@ -103,6 +103,16 @@ int tl_run_counters(struct tl_node *node, const struct tl_run *run, uint64_t *se
 int tl_run_remove(struct tl_node *node, struct tl_run *run, struct tl_error *err);
 void tl_run_free(struct tl_run *run);
 
+/*
+ * Removes every map entry of the run registered for `cgroup_id` by a
+ * controller that died: its runs entry, every path and inode rule of its
+ * slot, and its audit ring.  -ENOENT when no run has that cgroup id.
+ */
+int tl_run_reclaim(struct tl_node *node, uint64_t cgroup_id, struct tl_error *err);
+
+/* The cgroup ids of every run registered in the runs map (malloc'd array). */
+int tl_runs_list(struct tl_node *node, uint64_t **ids, size_t *count);
+
 /* Fills the LPM key for rule `path` of `run_slot` (exposed for tests). */
 struct tether_path_key;
 int tl_path_key(uint32_t run_slot, const char *path, struct tether_path_key *key);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -82,12 +83,150 @@ static int cgroup_id_of(int dir_fd, uint64_t *id)
 	return 0;
 }
 
+int cg_parent_lock(const char *mount_point)
+{
+	char *parent = NULL;
+	int fd, r;
+
+	if (asprintf(&parent, "%s/%s", mount_point, TETHER_CGROUP_PARENT) < 0)
+		return -ENOMEM;
+	if (mkdir(parent, 0755) < 0 && errno != EEXIST) {
+		r = -errno;
+		free(parent);
+		return r;
+	}
+	fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	r = fd < 0 ? -errno : 0;
+	free(parent);
+	if (r)
+		return r;
+	if (flock(fd, LOCK_EX) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+int cg_run_open(const char *path, struct cg_run *cg)
+{
+	int r;
+
+	*cg = (struct cg_run){ .dir_fd = -1, .lock_fd = -1 };
+	cg->path = strdup(path);
+	if (!cg->path)
+		return -ENOMEM;
+	cg->dir_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (cg->dir_fd < 0) {
+		r = -errno;
+		cg_run_free(cg);
+		return r;
+	}
+	r = cgroup_id_of(cg->dir_fd, &cg->id);
+	if (r) {
+		cg_run_free(cg);
+		return r;
+	}
+	cg->level = TETHER_RUN_CGROUP_LEVEL;
+	return 0;
+}
+
+/* Takes the run directory's lock without waiting: -EWOULDBLOCK if a controller holds it. */
+static int lock_run_dir(struct cg_run *cg)
+{
+	int fd = open(cg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW), r;
+
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	cg->lock_fd = fd;
+	return 0;
+}
+
+int cg_find_orphans(const char *mount_point, struct cg_run **orphans, size_t *orphan_count,
+		    uint64_t **all_ids, size_t *all_count)
+{
+	struct cg_run *list = NULL, cg;
+	uint64_t *ids = NULL;
+	size_t n = 0, nids = 0;
+	struct dirent *de;
+	char *parent = NULL, *path = NULL;
+	DIR *dir;
+	int r = 0;
+
+	if (asprintf(&parent, "%s/%s", mount_point, TETHER_CGROUP_PARENT) < 0)
+		return -ENOMEM;
+	dir = opendir(parent);
+	if (!dir) {
+		r = errno == ENOENT ? 0 : -errno;
+		goto out;
+	}
+	while ((de = readdir(dir))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		free(path);
+		if (asprintf(&path, "%s/%s", parent, de->d_name) < 0) {
+			path = NULL;
+			r = -ENOMEM;
+			break;
+		}
+		if (cg_run_open(path, &cg))
+			continue;
+		{
+			uint64_t *grown = realloc(ids, (nids + 1) * sizeof(*ids));
+
+			if (!grown) {
+				cg_run_free(&cg);
+				r = -ENOMEM;
+				break;
+			}
+			ids = grown;
+			ids[nids++] = cg.id;
+		}
+		if (lock_run_dir(&cg)) {
+			cg_run_free(&cg);	/* live: its controller holds the lock */
+			continue;
+		}
+		{
+			struct cg_run *grown = realloc(list, (n + 1) * sizeof(*list));
+
+			if (!grown) {
+				cg_run_free(&cg);
+				r = -ENOMEM;
+				break;
+			}
+			list = grown;
+			list[n++] = cg;
+		}
+	}
+	closedir(dir);
+out:
+	free(path);
+	free(parent);
+	if (r) {
+		for (size_t i = 0; i < n; i++)
+			cg_run_free(&list[i]);
+		free(list);
+		free(ids);
+		return r;
+	}
+	*orphans = list;
+	*orphan_count = n;
+	*all_ids = ids;
+	*all_count = nids;
+	return 0;
+}
+
 int cg_run_create(const char *mount_point, const char *run_id, struct cg_run *cg)
 {
 	char *parent = NULL;
 	int r;
 
-	*cg = (struct cg_run){ .dir_fd = -1 };
+	*cg = (struct cg_run){ .dir_fd = -1, .lock_fd = -1 };
 	if (asprintf(&parent, "%s/%s", mount_point, TETHER_CGROUP_PARENT) < 0)
 		return -ENOMEM;
 	if (mkdir(parent, 0755) < 0 && errno != EEXIST) {
@@ -117,12 +256,17 @@ int cg_run_create(const char *mount_point, const char *run_id, struct cg_run *cg
 		rmdir(cg->path);
 		goto fail;
 	}
-	/* <mount> is level 0, <mount>/tether level 1, the run level 2. */
-	cg->level = 2;
+	cg->level = TETHER_RUN_CGROUP_LEVEL;
+	r = lock_run_dir(cg);
+	if (r) {
+		close(cg->dir_fd);
+		rmdir(cg->path);
+		goto fail;
+	}
 	return 0;
 fail:
 	free(cg->path);
-	*cg = (struct cg_run){ .dir_fd = -1 };
+	*cg = (struct cg_run){ .dir_fd = -1, .lock_fd = -1 };
 	return r;
 }
 
@@ -299,6 +443,8 @@ void cg_run_free(struct cg_run *cg)
 		return;
 	if (cg->dir_fd >= 0)
 		close(cg->dir_fd);
+	if (cg->lock_fd >= 0)
+		close(cg->lock_fd);
 	free(cg->path);
-	*cg = (struct cg_run){ .dir_fd = -1 };
+	*cg = (struct cg_run){ .dir_fd = -1, .lock_fd = -1 };
 }

@@ -9,6 +9,8 @@
 
 /* Parent of every run cgroup, relative to the cgroup2 mount. */
 #define TETHER_CGROUP_PARENT "tether"
+/* <mount> is level 0, <mount>/tether level 1, a run level 2. */
+#define TETHER_RUN_CGROUP_LEVEL 2
 
 /*
  * Finds the cgroup2 mount in a mountinfo stream (/proc/self/mountinfo):
@@ -20,12 +22,37 @@ int cg_find_mount(FILE *mountinfo, char *mount_point, size_t size);
 struct cg_run {
 	char *path;		/* <mount>/tether/<run id> */
 	int dir_fd;		/* O_PATH|O_DIRECTORY fd, for clone3(CLONE_INTO_CGROUP) */
+	int lock_fd;		/* held flock(LOCK_EX): "a controller owns this run" */
 	uint64_t id;		/* cgroup id (what bpf_get_current_cgroup_id returns) */
 	uint32_t level;		/* 0 is the hierarchy root */
 };
 
-/* Creates <mount>/tether/<run_id>; -EEXIST if a run of that id is live. */
+/* Creates <mount>/tether/<run_id> and takes its lock (call under the parent
+ * lock); -EEXIST if a run of that id exists. */
 int cg_run_create(const char *mount_point, const char *run_id, struct cg_run *cg);
+
+/*
+ * Ownership of run cgroups.  A controller holds flock(LOCK_EX) on its run's
+ * directory for as long as it lives, and takes the run directory and its
+ * lock while holding <mount>/tether exclusively; the sweep for orphans holds
+ * that too.  So, under the parent lock, a run directory whose lock can be
+ * taken belongs to a controller that died.
+ *
+ * cg_parent_lock returns an fd holding flock(LOCK_EX) on <mount>/tether
+ * (created if missing), or a negative errno; close it to release.
+ */
+int cg_parent_lock(const char *mount_point);
+
+/* Opens an existing run cgroup directory (for a sweep); lock_fd stays -1. */
+int cg_run_open(const char *path, struct cg_run *cg);
+
+/*
+ * Under the parent lock: the run cgroups below <mount>/tether whose lock is
+ * free, opened and locked (so the caller may remove them), and the ids of
+ * all run cgroups found.  Arrays are malloc'd.
+ */
+int cg_find_orphans(const char *mount_point, struct cg_run **orphans, size_t *orphan_count,
+		    uint64_t **all_ids, size_t *all_count);
 
 /* The controllers the hierarchy root offers ("cpu memory pids ..."), malloc'd. */
 char *cg_controllers(const char *mount_point);

@@ -391,29 +391,75 @@ static int load_envelope(struct run_ctx *ctx)
 	return 0;
 }
 
+/*
+ * Runs whose controller died (SIGKILL, a crash) stay confined but leak their
+ * cgroup, processes and map entries.  Under the parent lock, reclaim them:
+ * kill what is left, remove their entries, remove their cgroups.  Entries
+ * whose cgroup no longer exists at all are removed too.  Best effort: a
+ * failure is reported and this run goes on.
+ */
+static void reclaim_orphans(struct run_ctx *ctx, const char *mount_point)
+{
+	struct tl_error err = { "" };
+	struct cg_run *orphans = NULL;
+	uint64_t *dirs = NULL, *registered = NULL;
+	size_t n = 0, ndirs = 0, nreg = 0;
+	unsigned int left;
+
+	if (cg_find_orphans(mount_point, &orphans, &n, &dirs, &ndirs))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (cg_run_kill_and_wait(&orphans[i], CLEANUP_TIMEOUT_MS, &left)) {
+			fprintf(stderr, "tether run: warning: orphaned run %s could not be emptied\n",
+				orphans[i].path);
+			cg_run_free(&orphans[i]);
+			continue;
+		}
+		if (tl_run_reclaim(&ctx->node, orphans[i].id, &err) && err.msg[0])
+			fprintf(stderr, "tether run: warning: %s\n", err.msg);
+		fprintf(stderr, "tether run: reclaimed run %s, whose controller died (killed: %u "
+				"processes)\n", orphans[i].path, left);
+		cg_run_destroy(&orphans[i]);
+	}
+	if (tl_runs_list(&ctx->node, &registered, &nreg) == 0) {
+		for (size_t i = 0; i < nreg; i++) {
+			bool found = false;
+
+			for (size_t j = 0; j < ndirs && !found; j++)
+				found = dirs[j] == registered[i];
+			if (!found && tl_run_reclaim(&ctx->node, registered[i], &err) == 0)
+				fprintf(stderr, "tether run: removed the map entries of cgroup %llu, "
+						"which no longer exists\n",
+					(unsigned long long)registered[i]);
+		}
+	}
+	free(registered);
+	free(dirs);
+	free(orphans);
+}
+
 /* Everything up to, not including, the child: returns 0 or an exit status. */
 static int setup(struct run_ctx *ctx)
 {
 	struct doctor_report rep;
 	struct tl_error err = { "" };
-	int r;
+	int parent_lock, r;
 
 	/* Cheap checks first; the trial load happens below as the real load. */
 	doctor_run(&rep, false);
 	if (!doctor_ok(&rep))
 		return refuse(&rep, "this host cannot enforce the envelope");
 
-	r = cg_run_create(rep.cgroup2_mount, ctx->run_id, &ctx->cg);
-	if (r) {
-		fprintf(stderr, "tether run: creating the run cgroup %s/%s/%s: %s%s\n",
-			rep.cgroup2_mount, TETHER_CGROUP_PARENT, ctx->run_id, strerror(-r),
-			r == -EEXIST ? " (a run with this id is live; pick another --run-id)" : "");
+	/* Held until this run's cgroup exists and is locked: see runtime/cgroup.h. */
+	parent_lock = cg_parent_lock(rep.cgroup2_mount);
+	if (parent_lock < 0) {
+		fprintf(stderr, "tether run: locking %s/%s: %s\n", rep.cgroup2_mount,
+			TETHER_CGROUP_PARENT, strerror(-parent_lock));
 		return TETHER_EXIT_RUN_ERROR;
 	}
-	ctx->cg_created = true;
-
-	r = tl_node_open(ctx->cg.level, &ctx->node, &err);
+	r = tl_node_open(TETHER_RUN_CGROUP_LEVEL, &ctx->node, &err);
 	if (r) {
+		close(parent_lock);
 		if (r == -EUCLEAN || r == -ESTALE) {
 			fprintf(stderr, "tether run: %s\n", err.msg);
 			return TETHER_EXIT_RUN_ERROR;
@@ -429,6 +475,17 @@ static int setup(struct run_ctx *ctx)
 		return refuse(&rep, "the BPF-LSM programs could not be loaded");
 	}
 	ctx->node_open = true;
+
+	reclaim_orphans(ctx, rep.cgroup2_mount);
+	r = cg_run_create(rep.cgroup2_mount, ctx->run_id, &ctx->cg);
+	close(parent_lock);
+	if (r) {
+		fprintf(stderr, "tether run: creating the run cgroup %s/%s/%s: %s%s\n",
+			rep.cgroup2_mount, TETHER_CGROUP_PARENT, ctx->run_id, strerror(-r),
+			r == -EEXIST ? " (a run with this id is live; pick another --run-id)" : "");
+		return TETHER_EXIT_RUN_ERROR;
+	}
+	ctx->cg_created = true;
 
 	r = tl_run_install(&ctx->node, ctx->cg.id,
 			   ctx->opts.audit_allowed ? TETHER_RUN_AUDIT_ALLOWED : 0, ctx->rules,
@@ -608,7 +665,7 @@ static int supervise(struct run_ctx *ctx, int pidfd, int sigfd, int *wstatus)
 
 int cmd_run(int argc, char **argv)
 {
-	struct run_ctx ctx = { .cg = { .dir_fd = -1 } };
+	struct run_ctx ctx = { .cg = { .dir_fd = -1, .lock_fd = -1 } };
 	sigset_t block, old;
 	int pidfd = -1, errpipe = -1, sigfd = -1, status = 0, exec_errno = 0, ret, r;
 	pid_t pid;

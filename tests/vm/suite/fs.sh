@@ -320,6 +320,31 @@ else
 	fail "concurrent runs" "exit A=$ra B=$rb"
 fi
 
+# --- a controller killed mid-run: its run stays confined, the next run reclaims it
+rm -f "$WS/orph-started"
+tether run --envelope "$ENV" --run-id orph --audit "$T/orph.audit" -- /bin/sh -c \
+	"touch $WS/orph-started; while :; do sleep 1; done" &
+tp=$!
+i=0
+while [ ! -e "$WS/orph-started" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+kill -9 $tp
+wait $tp 2>/dev/null
+orphan_pid=$(head -n 1 /sys/fs/cgroup/tether/orph/cgroup.procs)
+if [ -n "$orphan_pid" ] &&
+	[ "$(cat /proc/$orphan_pid/cgroup)" = "0::/tether/orph" ]; then
+	pass "after its controller is killed the run's processes are still in the run cgroup"
+else
+	fail "orphaned run" "no process left in /sys/fs/cgroup/tether/orph"
+fi
+tether run --envelope "$ENV" --run-id after --audit "$T/after.audit" -- "$BIN/fsprobe" ok write "$WS/after" 2>"$T/after.err"
+RC=$?
+if [ $RC -eq 0 ] && grep -qE "reclaimed run /sys/fs/cgroup/tether/orph, whose controller died \\(killed: [0-9]+ processes\\)" "$T/after.err" &&
+	[ ! -e /sys/fs/cgroup/tether/orph ] && [ ! -e "/proc/$orphan_pid" ]; then
+	pass "the next run reclaims the orphan: processes killed, cgroup and entries removed"
+else
+	fail "orphan reclaim" "exit $RC: $(cat "$T/after.err")"
+fi
+
 # --- refusals: a cgroup namespace hides absolute levels ---------------------
 "$BIN/nsexec" cgroup tether run --envelope "$ENV" --run-id cgns -- /bin/sh -c "touch $WS/cgns" 2>"$T/cgns.err"
 RC=$?
