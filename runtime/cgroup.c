@@ -323,8 +323,11 @@ static bool cgroup_populated(struct cg_run *cg)
 	return populated;
 }
 
-/* Sends SIGKILL to every process listed in cgroup.procs; returns how many. */
-static unsigned int kill_members(struct cg_run *cg)
+/*
+ * Sends `sig` to every process listed in cgroup.procs and returns how many
+ * it reached; signal 0 only counts them.
+ */
+static unsigned int signal_members(struct cg_run *cg, int sig)
 {
 	char path[4096], *line = NULL;
 	unsigned int n = 0;
@@ -338,27 +341,9 @@ static unsigned int kill_members(struct cg_run *cg)
 	while (getline(&line, &cap, f) > 0) {
 		pid_t pid = (pid_t)strtol(line, NULL, 10);
 
-		if (pid > 0 && kill(pid, SIGKILL) == 0)
+		if (pid > 0 && kill(pid, sig) == 0)
 			n++;
 	}
-	free(line);
-	fclose(f);
-	return n;
-}
-
-static unsigned int count_members(struct cg_run *cg)
-{
-	char path[4096], *line = NULL;
-	unsigned int n = 0;
-	size_t cap = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/cgroup.procs", cg->path);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (getline(&line, &cap, f) > 0)
-		n++;
 	free(line);
 	fclose(f);
 	return n;
@@ -370,7 +355,7 @@ int cg_run_kill_and_wait(struct cg_run *cg, int timeout_ms, unsigned int *killed
 	char path[4096];
 	int waited = 0, fd;
 
-	*killed = count_members(cg);
+	*killed = signal_members(cg, 0);
 	if (!cgroup_populated(cg))
 		return 0;
 	/* cgroup.kill (5.14+) kills the whole subtree atomically, forks in flight too. */
@@ -378,7 +363,7 @@ int cg_run_kill_and_wait(struct cg_run *cg, int timeout_ms, unsigned int *killed
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		if (write(fd, "1", 1) != 1)
-			kill_members(cg);
+			signal_members(cg, SIGKILL);
 		close(fd);
 	}
 	while (cgroup_populated(cg)) {
@@ -386,7 +371,7 @@ int cg_run_kill_and_wait(struct cg_run *cg, int timeout_ms, unsigned int *killed
 			return -ETIMEDOUT;
 		/* Without cgroup.kill, repeat: a fork may have raced the previous sweep. */
 		if (fd < 0)
-			kill_members(cg);
+			signal_members(cg, SIGKILL);
 		nanosleep(&tick, NULL);
 		waited += 5;
 	}
