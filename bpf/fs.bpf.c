@@ -19,7 +19,6 @@
  */
 #include "bpf/common.bpf.h"
 
-#define FMODE_WRITE		0x2
 #define O_TRUNC			00001000
 #define PIPEFS_MAGIC		0x50495045
 #define SOCKFS_MAGIC		0x534F434B
@@ -393,11 +392,37 @@ static __always_inline int check_entry(__u32 op, const struct path *dir, struct 
 		      TETHER_ACCESS_WRITE, -EACCES);
 }
 
+#define S_IFMT		00170000
+#define S_IFBLK		0060000
+#define S_IFCHR		0020000
+#define O_ACCMODE	00000003
+
+/*
+ * The character devices every program expects to write: null, zero, full,
+ * random, urandom (major 1), tty, ptmx (major 5) and ptys (136-143).  Decided
+ * by device number, never by path: a node with these numbers anywhere is the
+ * same device, and a node with other numbers is never one of them.
+ */
+static __always_inline bool writable_device(umode_t mode, __u32 rdev)
+{
+	__u32 major = rdev >> 20, minor = rdev & 0xfffff;
+
+	if ((mode & S_IFMT) != S_IFCHR)
+		return false;
+	if (major == 1)
+		return minor == 3 || minor == 5 || minor == 7 || minor == 8 || minor == 9;
+	if (major == 5)
+		return minor == 0 || minor == 2;
+	return major >= 136 && major <= 143;
+}
+
 SEC("lsm/file_open")
 int BPF_PROG(tether_file_open, struct file *file, int ret)
 {
 	struct tether_run *run;
 	unsigned long magic;
+	unsigned int flags;
+	umode_t mode;
 	__u64 cgid;
 
 	if (ret)
@@ -406,13 +431,26 @@ int BPF_PROG(tether_file_open, struct file *file, int ret)
 	if (!run)
 		return 0;
 	/*
-	 * O_TRUNC counts as a write even on a read-only open: the kernel
-	 * truncates after this hook (handle_truncate) and, from 6.2 on, asks
-	 * security_file_truncate rather than security_path_truncate.
+	 * Anything but O_RDONLY counts as a write, access mode 3 ("ioctl only")
+	 * included, and so does O_TRUNC even on a read-only open: the kernel
+	 * truncates after this hook and, from 6.2 on, asks file_truncate rather
+	 * than path_truncate.
 	 */
-	if (!(file->f_mode & FMODE_WRITE) && !(file->f_flags & O_TRUNC))
+	flags = BPF_CORE_READ(file, f_flags);
+	if ((flags & O_ACCMODE) == 0 && !(flags & O_TRUNC))
 		return 0;
-	/* Re-opening an anonymous pipe or socket (/proc/self/fd/N) changes no file. */
+	mode = BPF_CORE_READ(file, f_inode, i_mode);
+	if ((mode & S_IFMT) == S_IFCHR || (mode & S_IFMT) == S_IFBLK) {
+		if (writable_device(mode, BPF_CORE_READ(file, f_inode, i_rdev)))
+			return 0;
+		return decide(run, cgid, TETHER_FS_OPEN_DEVICE, BPF_CORE_READ(file, f_path.mnt),
+			      BPF_CORE_READ(file, f_path.dentry), MATCH_OBJECT, 0, -EACCES);
+	}
+	/*
+	 * Re-opening an anonymous pipe or socket through /proc/PID/fd changes
+	 * no file; another process's pipes are out of reach because /proc/PID/fd
+	 * of a process outside the run fails the ptrace check below.
+	 */
 	magic = BPF_CORE_READ(file, f_path.mnt, mnt_sb, s_magic);
 	if (magic == PIPEFS_MAGIC || magic == SOCKFS_MAGIC || magic == ANON_INODE_FS_MAGIC)
 		return 0;
@@ -420,10 +458,6 @@ int BPF_PROG(tether_file_open, struct file *file, int ret)
 		      BPF_CORE_READ(file, f_path.dentry), MATCH_OBJECT, TETHER_ACCESS_WRITE,
 		      -EACCES);
 }
-
-#define S_IFMT		00170000
-#define S_IFBLK		0060000
-#define S_IFCHR		0020000
 
 SEC("lsm/path_mknod")
 int BPF_PROG(tether_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
@@ -747,8 +781,9 @@ int BPF_PROG(tether_inode_remove_acl, void *idmap, struct dentry *dentry, const 
 
 /*
  * ioctls that change a file or its filesystem although the caller may hold
- * only a read-only fd (chattr +i, fs-verity, btrfs snapshots, freezing the
- * filesystem).  Everything else keeps working on read-only fds.
+ * only a read-only fd (chattr +i, fs-verity, ext4 resizing and shutdown, btrfs
+ * snapshots, freezing the filesystem).  Everything else keeps working on
+ * read-only fds.
  */
 static __always_inline bool modifying_file_ioctl(unsigned int cmd)
 {
@@ -760,12 +795,24 @@ static __always_inline bool modifying_file_ioctl(unsigned int cmd)
 	case 0x40047602: /* FS_IOC32_SETVERSION */
 	case 0x40806685: /* FS_IOC_ENABLE_VERITY */
 	case 0x800c6613: /* FS_IOC_SET_ENCRYPTION_POLICY */
-	case 0xc0045877: /* FIFREEZE */
-	case 0xc0045878: /* FITHAW */
+	case 0x40086604: /* EXT4_IOC_SETVERSION */
+	case 0x40046604: /* EXT4_IOC32_SETVERSION */
+	case 0x4008662c: /* EXT4_IOC_SETFSUUID */
+	case 0x40086607: /* EXT4_IOC_GROUP_EXTEND */
+	case 0x40286608: /* EXT4_IOC_GROUP_ADD */
+	case 0x40086610: /* EXT4_IOC_RESIZE_FS */
+	case 0x00006609: /* EXT4_IOC_MIGRATE */
+	case 0x8004587d: /* EXT4_IOC_SHUTDOWN, XFS_IOC_GOINGDOWN */
 		return true;
 	}
-	/* btrfs: snapshots, subvolumes, labels, balance, ... ; only its GET_* read */
-	return ((cmd >> 8) & 0xff) == BTRFS_IOCTL_MAGIC && (cmd >> 30) & 1;
+	/*
+	 * btrfs (0x94) and XFS/generic (0x58: FIFREEZE, FITHAW, XFS set and
+	 * by-handle calls): every ioctl that passes data in is decided by path;
+	 * only their pure getters stay free on read-only fds.
+	 */
+	if (((cmd >> 8) & 0xff) == BTRFS_IOCTL_MAGIC || ((cmd >> 8) & 0xff) == 0x58)
+		return (cmd >> 30) & 1;
+	return false;
 }
 
 static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
@@ -827,5 +874,51 @@ int BPF_PROG(tether_task_alloc, struct task_struct *task, unsigned long clone_fl
 		return 0;
 	emit_fs_event(run, cgid, TETHER_FS_CLONE_INTO_CGROUP, -EPERM, TETHER_REASON_FORBIDDEN, 0,
 		      0, NULL, 0, 0, 0);
+	return -EPERM;
+}
+
+/* 6.2+: ftruncate asks this hook, not path_truncate (optional, see the loader). */
+SEC("lsm/file_truncate")
+int BPF_PROG(tether_file_truncate, struct file *file, int ret)
+{
+	struct tether_run *run;
+	__u64 cgid;
+
+	if (ret)
+		return ret;
+	run = current_run(&cgid);
+	if (!run)
+		return 0;
+	return decide(run, cgid, TETHER_FS_TRUNCATE, BPF_CORE_READ(file, f_path.mnt),
+		      BPF_CORE_READ(file, f_path.dentry), MATCH_OBJECT, TETHER_ACCESS_WRITE,
+		      -EACCES);
+}
+
+#define PTRACE_MODE_NOAUDIT	0x04
+
+/*
+ * ptrace and everything gated like it: /proc/PID/fd, root, cwd and mem,
+ * pidfd_getfd, process_vm_writev, kcmp.  Through another process's
+ * descriptors a run would write what that process may write (the
+ * controller's audit file, a host shell's pipe).  Processes of the same run
+ * cgroup stay reachable, so debuggers and ps work inside the run.
+ */
+SEC("lsm/ptrace_access_check")
+int BPF_PROG(tether_ptrace_access_check, struct task_struct *child, unsigned int mode, int ret)
+{
+	struct tether_run *run;
+	__u64 cgid;
+
+	if (ret)
+		return ret;
+	run = current_run(&cgid);
+	if (!run)
+		return 0;
+	if (BPF_CORE_READ(child, cgroups, dfl_cgrp, kn, id) == cgid)
+		return 0;
+	/* NOAUDIT probes (e.g. /proc/PID/stat fields) are denied quietly */
+	if (!(mode & PTRACE_MODE_NOAUDIT))
+		emit_fs_event(run, cgid, TETHER_FS_PTRACE, -EPERM, TETHER_REASON_FORBIDDEN, 0, 0,
+			      NULL, 0, 0, 0);
 	return -EPERM;
 }

@@ -149,6 +149,9 @@ static int select_programs(struct fs_bpf *skel, struct tl_error *err)
 				  hook_arity(vmlinux, "inode_remove_acl") == 3);
 	bpf_program__set_autoload(skel->progs.tether_file_ioctl_compat,
 				  hook_arity(vmlinux, "file_ioctl_compat") == 3);
+	/* 6.2+: ftruncate no longer passes path_truncate */
+	bpf_program__set_autoload(skel->progs.tether_file_truncate,
+				  hook_arity(vmlinux, "file_truncate") == 1);
 	btf__free(vmlinux);
 	return 0;
 }
@@ -300,9 +303,14 @@ int tl_node_open(uint32_t run_cgroup_level, struct tl_node *node, struct tl_erro
 	lock_fd = open(tl_pin_dir(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (lock_fd < 0)
 		return fail(err, errno, "opening %s", tl_pin_dir());
-	if (flock(lock_fd, LOCK_EX) < 0) {
-		r = fail(err, errno, "locking %s", tl_pin_dir());
-		goto out;
+	/* Bounded: whoever can open the directory can hold its lock. */
+	for (int waited_ms = 0; flock(lock_fd, LOCK_EX | LOCK_NB) < 0; waited_ms += 10) {
+		if (errno != EWOULDBLOCK || waited_ms >= 10000) {
+			r = fail(err, errno == EWOULDBLOCK ? EBUSY : errno,
+				 "locking %s (held for 10 s by another process)", tl_pin_dir());
+			goto out;
+		}
+		usleep(10000);
 	}
 	skel = fs_bpf__open();
 	if (!skel) {

@@ -13,18 +13,6 @@
 #include "policyc/policyc_internal.h"
 
 /*
- * Character devices that ordinary programs open for writing (shells redirect
- * to /dev/null, TLS libraries read /dev/urandom, interactive tools open
- * /dev/tty and their pty).  None of them gives access to host data.
- */
-static const char *const builtin_devices[] = {
-	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
-	"/dev/tty", "/dev/ptmx", "/dev/pts",
-};
-
-#define BUILTIN_DEVICE_COUNT (sizeof(builtin_devices) / sizeof(*builtin_devices))
-
-/*
  * Appends a rule, or widens an existing rule for the same path: the kernel
  * map holds one entry per path, so two rules with one key would silently
  * leave only the last one written.
@@ -92,7 +80,7 @@ int tp_policy_compile(const struct tp_envelope *env, struct tp_policy **out)
 	policy = calloc(1, sizeof(*policy));
 	if (!policy)
 		return -ENOMEM;
-	policy->path_rules = calloc(2 + BUILTIN_DEVICE_COUNT, sizeof(*policy->path_rules));
+	policy->path_rules = calloc(2, sizeof(*policy->path_rules));
 	if (!policy->path_rules)
 		return -ENOMEM;
 
@@ -104,11 +92,11 @@ int tp_policy_compile(const struct tp_envelope *env, struct tp_policy **out)
 		     TETHER_ACCESS_READ | TETHER_ACCESS_WRITE | TETHER_ACCESS_EXEC);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < BUILTIN_DEVICE_COUNT; i++) {
-		r = add_rule(policy, builtin_devices[i], TETHER_ACCESS_READ | TETHER_ACCESS_WRITE);
-		if (r < 0)
-			return r;
-	}
+	/*
+	 * No path rules for /dev/null and friends: the BPF side lets the run
+	 * write-open those devices by device number (a rule on their path would
+	 * also let it chmod, chown or replace the host's /dev/null).
+	 */
 
 	*out = TAKE_PTR(policy);
 	return 0;

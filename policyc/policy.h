@@ -79,9 +79,9 @@ struct tp_policy {
 	size_t path_rule_count;
 };
 
-/* Envelope -> rules: "/" readable, the workspace readable and writable, and
- * the built-in character devices every program expects to write (/dev/null,
- * /dev/zero, /dev/full, /dev/random, /dev/urandom, /dev/tty, /dev/ptmx, /dev/pts). */
+/* Envelope -> rules: "/" readable, the workspace readable and writable.  The
+ * character devices every program expects to write (/dev/null, ...) are not
+ * path rules: the kernel side allows them by device number. */
 int tp_policy_compile(const struct tp_envelope *env, struct tp_policy **out);
 void tp_policy_free(struct tp_policy *policy);
 

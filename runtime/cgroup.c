@@ -13,6 +13,8 @@
 
 #include "runtime/cgroup.h"
 
+#define CG_LOCK_TIMEOUT_MS 10000
+
 /* mountinfo escapes space, tab, newline and backslash as \ooo. */
 static void unescape_octal(char *s)
 {
@@ -100,10 +102,17 @@ int cg_parent_lock(const char *mount_point)
 	free(parent);
 	if (r)
 		return r;
-	if (flock(fd, LOCK_EX) < 0) {
-		r = -errno;
-		close(fd);
-		return r;
+	/*
+	 * Any process that can open the directory can flock it, a run included:
+	 * wait a bounded time rather than let one hang every later run.
+	 */
+	for (int waited_ms = 0; flock(fd, LOCK_EX | LOCK_NB) < 0; waited_ms += 10) {
+		if (errno != EWOULDBLOCK || waited_ms >= CG_LOCK_TIMEOUT_MS) {
+			r = errno == EWOULDBLOCK ? -EBUSY : -errno;
+			close(fd);
+			return r;
+		}
+		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
 	}
 	return fd;
 }

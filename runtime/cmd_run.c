@@ -453,8 +453,9 @@ static int setup(struct run_ctx *ctx)
 	/* Held until this run's cgroup exists and is locked: see runtime/cgroup.h. */
 	parent_lock = cg_parent_lock(rep.cgroup2_mount);
 	if (parent_lock < 0) {
-		fprintf(stderr, "tether run: locking %s/%s: %s\n", rep.cgroup2_mount,
-			TETHER_CGROUP_PARENT, strerror(-parent_lock));
+		fprintf(stderr, "tether run: locking %s/%s: %s%s\n", rep.cgroup2_mount,
+			TETHER_CGROUP_PARENT, strerror(-parent_lock),
+			parent_lock == -EBUSY ? " (another process has held it for 10 s)" : "");
 		return TETHER_EXIT_RUN_ERROR;
 	}
 	r = tl_node_open(TETHER_RUN_CGROUP_LEVEL, &ctx->node, &err);

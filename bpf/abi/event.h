@@ -47,6 +47,8 @@ enum tether_fs_op {
 	TETHER_FS_TTY_INJECT = 22,	/* TIOCSTI / TIOCLINUX: typing into a terminal */
 	TETHER_FS_CLONE_INTO_CGROUP = 23, /* clone3(CLONE_INTO_CGROUP): leaving the run */
 	TETHER_FS_MKNOD_DEVICE = 24,	/* mknod of a character or block device */
+	TETHER_FS_OPEN_DEVICE = 25,	/* a write-open of a device that is not built in */
+	TETHER_FS_PTRACE     = 26,	/* ptrace-class access to a process outside the run */
 };
 
 enum tether_decision {

@@ -936,14 +936,6 @@ Test(policyc, compile_rules_in_order)
 		{ "/", TETHER_ACCESS_READ | TETHER_ACCESS_EXEC },
 		{ "/tmp/tether-demo/workspace",
 		  TETHER_ACCESS_READ | TETHER_ACCESS_WRITE | TETHER_ACCESS_EXEC },
-		{ "/dev/null", TETHER_ACCESS_READ | TETHER_ACCESS_WRITE },
-		{ "/dev/zero", TETHER_ACCESS_READ | TETHER_ACCESS_WRITE },
-		{ "/dev/full", TETHER_ACCESS_READ | TETHER_ACCESS_WRITE },
-		{ "/dev/random", TETHER_ACCESS_READ | TETHER_ACCESS_WRITE },
-		{ "/dev/urandom", TETHER_ACCESS_READ | TETHER_ACCESS_WRITE },
-		{ "/dev/tty", TETHER_ACCESS_READ | TETHER_ACCESS_WRITE },
-		{ "/dev/ptmx", TETHER_ACCESS_READ | TETHER_ACCESS_WRITE },
-		{ "/dev/pts", TETHER_ACCESS_READ | TETHER_ACCESS_WRITE },
 	};
 	struct tp_policy *policy = NULL;
 
@@ -954,19 +946,6 @@ Test(policyc, compile_rules_in_order)
 		cr_expect_str_eq(policy->path_rules[i].path, expected[i].path, "rule %zu", i);
 		cr_expect_eq(policy->path_rules[i].access, expected[i].access, "rule %zu", i);
 	}
-	tp_policy_free(policy);
-}
-
-Test(policyc, compile_merges_a_workspace_that_is_a_builtin_path)
-{
-	struct tp_envelope hand = { .root = TP_ROOT_READ_ONLY, .workspace_path = "/dev/pts" };
-	struct tp_policy *policy = NULL;
-
-	cr_assert_eq(tp_policy_compile(&hand, &policy), 0);
-	cr_assert_eq(policy->path_rule_count, 9);
-	cr_expect_str_eq(policy->path_rules[1].path, "/dev/pts");
-	cr_expect_eq(policy->path_rules[1].access, TETHER_ACCESS_ALL);
-	cr_expect_str_eq(policy->path_rules[8].path, "/dev/ptmx");
 	tp_policy_free(policy);
 }
 

@@ -15,6 +15,7 @@
 #include <linux/fs.h>
 #include <linux/io_uring.h>
 #include <linux/sched.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
@@ -296,6 +297,14 @@ int main(int argc, char **argv)
 					  sizeof(attr)));
 	} else if (!strcmp(op, "fspick"))
 		got = result((int)syscall(433 /* fspick */, AT_FDCWD, argv[3], 0));
+	else if (!strcmp(op, "open-mode3"))	/* O_ACCMODE 3: "ioctl only" */
+		got = result(open(argv[3], 3));
+	else if (!strcmp(op, "setns")) {
+		int fd = open(argv[3], O_RDONLY);
+
+		got = fd < 0 ? errno : result(setns(fd, CLONE_NEWNS));
+	} else if (!strcmp(op, "ftruncate-stdout"))	/* ARG ignored */
+		got = result(ftruncate(1, 0));
 	else if (!strcmp(op, "umount"))
 		got = result(umount2(argv[3], MNT_DETACH));
 	else {

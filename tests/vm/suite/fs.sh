@@ -27,7 +27,7 @@ denied() {
 	shift 5
 	in_run "$id" "$err" "$@"
 	reason='"reason":"rule","rule":0,"rule_path":"/"'	# rule 0 is "/": readable, not writable
-	case "$op" in mount | mknod_device) reason='"reason":"forbidden"' ;; esac
+	case "$op" in mount | mknod_device | open_device) reason='"reason":"forbidden"' ;; esac
 	rec="{\"seq\":1,\"run_id\":\"$id\",\"kind\":\"fs\",\"op\":\"$op\",\"path\":\"$rpath\",\"decision\":\"deny\",\"errno\":\"$err\",$reason,\"uid\":0,\"comm\":\"fsprobe\"}"
 	if [ "$RC" -ne 0 ]; then
 		fail "$name" "fsprobe did not see $err (tether exit $RC)"
@@ -112,6 +112,19 @@ denied "mknod a block device in the workspace" dv2 mknod_device "$WS/disk" EPERM
 [ ! -e "$WS/mem" ] && [ ! -e "$WS/disk" ] && pass "no device node was created" ||
 	fail "device nodes" "$(ls -l "$WS")"
 
+mknod "$WS/kmsg-node" c 1 11	# made by someone outside the run (an untrusted tarball, ...)
+denied "write-open a device node already in the workspace" dv3 open_device "$WS/kmsg-node" EACCES \
+	append "$WS/kmsg-node"
+mknod "$WS/null-node" c 1 3
+in_run dv4 ok append "$WS/null-node"
+[ "$RC" -eq 0 ] && pass "a node with /dev/null's numbers is /dev/null wherever it is" ||
+	fail "null node" "exit $RC"
+denied "chmod the host's /dev/null" dv5 chmod /dev/null EACCES chmod /dev/null
+[ "$(stat -c %a /dev/null)" = 666 ] && pass "/dev/null keeps its mode" ||
+	fail "/dev/null mode" "$(stat -c %a /dev/null)"
+denied "open(path, 3), the ioctl-only access mode, outside" m3 open_write "$OUT/file" EACCES \
+	open-mode3 "$OUT/file"
+
 # --- path tricks: decisions use the resolved object ------------------------
 ln -sf "$OUT/file" "$WS/link-out"
 denied "write through a symlink in the workspace" t1 open_write "$OUT/file" EACCES write "$WS/link-out"
@@ -156,7 +169,7 @@ denied "unpin the enforcing programs" b1 unlink "$pin" EACCES unlink "$pin"
 denied "move out of the run cgroup via cgroup.procs" b2 open_write /sys/fs/cgroup/cgroup.procs EACCES \
 	append /sys/fs/cgroup/cgroup.procs
 denied "write a sysctl" b3 open_write /proc/sys/kernel/hostname EACCES append /proc/sys/kernel/hostname
-denied "write a device other than the built-in ones" b4 open_write /dev/kmsg EACCES append /dev/kmsg
+denied "write a device other than the built-in ones" b4 open_device /dev/kmsg EACCES append /dev/kmsg
 
 # --- extended attributes: decided by inode identity (the hooks get no mount) --
 setfattr_probe() { "$BIN/fsprobe" "$@" >/dev/null; }
@@ -206,6 +219,38 @@ else
 	fail "mount_setattr / fspick" "exit $RC: $(grep ' /srv/ro ' /proc/self/mountinfo)"
 fi
 umount /srv/ro
+
+# Another process's descriptors (/proc/PID/fd) and another mount namespace.
+sleep 60 3>>"$OUT/victim" &
+victim=$!
+in_run pt1 EACCES append "/proc/$victim/fd/3"
+if [ "$RC" -eq 0 ] && [ ! -s "$OUT/victim" ] &&
+	normalize "$T/pt1.audit" | grep -qF '"op":"ptrace","path":"","decision":"deny","errno":"EPERM","reason":"forbidden"'; then
+	pass "an outside process's descriptors are out of reach (/proc/PID/fd, ptrace check)"
+else
+	fail "/proc/PID/fd of an outside process" "exit $RC"
+	cat "$T/pt1.audit"
+fi
+kill $victim
+mkdir -p "$WS/other-ns"
+unshare -m /bin/sh -c "mount --bind $OUT $WS/other-ns; sleep 60" &
+nsholder=$!
+sleep 0.3
+in_run sn1 EACCES setns "/proc/$nsholder/ns/mnt"
+rc1=$RC
+in_run sn2 EPERM setns /proc/self/ns/mnt
+[ "$rc1" -eq 0 ] && [ "$RC" -eq 0 ] &&
+	pass "another mount namespace is out of reach (its ns file: ptrace check; setns: seccomp)" ||
+	fail "setns" "exit $rc1 / $RC"
+kill $nsholder
+in_run ft1 EACCES ftruncate-stdout x > "$OUT/stdout-log"
+if [ "$RC" -eq 0 ] && grep -q "ftruncate-stdout" "$OUT/stdout-log" &&
+	normalize "$T/ft1.audit" | grep -qF '"op":"truncate","path":"/srv/outside/stdout-log","decision":"deny","errno":"EACCES"'; then
+	pass "ftruncate of an inherited stdout file outside (file_truncate on 6.2+, path_truncate before)"
+else
+	fail "ftruncate stdout" "exit $RC"
+	cat "$T/ft1.audit"
+fi
 
 # --- leaving the run, terminals, inherited descriptors ----------------------
 in_run c1 EPERM clone-into-cgroup /sys/fs/cgroup
