@@ -922,3 +922,49 @@ int BPF_PROG(tether_ptrace_access_check, struct task_struct *child, unsigned int
 			      NULL, 0, 0, 0);
 	return -EPERM;
 }
+
+/*
+ * Unix sockets.  A connection is authority borrowed from whoever listens: a
+ * host daemon (dbus, systemd, docker) would act for the run outside it.  A
+ * run may reach the sockets its own processes created, and sockets bound
+ * beneath a path it may write (its workspace); nothing else, abstract names
+ * included.
+ */
+static __always_inline int check_unix_peer(__u32 op, struct sock *other)
+{
+	struct unix_sock *peer = (struct unix_sock *)other;
+	struct tether_run *run;
+	struct dentry *dentry;
+	__u64 cgid;
+
+	run = current_run(&cgid);
+	if (!run || !other)
+		return 0;
+	if (BPF_CORE_READ(other, sk_cgrp_data.cgroup, kn, id) == cgid)
+		return 0;
+	dentry = BPF_CORE_READ(peer, path.dentry);
+	if (!dentry) {
+		/* abstract or unnamed: no path a rule could grant */
+		emit_fs_event(run, cgid, op, -EACCES, TETHER_REASON_FORBIDDEN, 0, 0, NULL, 0, 0, 0);
+		return -EACCES;
+	}
+	return decide(run, cgid, op, BPF_CORE_READ(peer, path.mnt), dentry, MATCH_OBJECT,
+		      TETHER_ACCESS_WRITE, -EACCES);
+}
+
+SEC("lsm/unix_stream_connect")
+int BPF_PROG(tether_unix_stream_connect, struct sock *sock, struct sock *other, struct sock *newsk,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	return check_unix_peer(TETHER_FS_UNIX_CONNECT, other);
+}
+
+SEC("lsm/unix_may_send")
+int BPF_PROG(tether_unix_may_send, struct socket *sock, struct socket *other, int ret)
+{
+	if (ret)
+		return ret;
+	return check_unix_peer(TETHER_FS_UNIX_SEND, BPF_CORE_READ(other, sk));
+}

@@ -49,6 +49,8 @@ enum tether_fs_op {
 	TETHER_FS_MKNOD_DEVICE = 24,	/* mknod of a character or block device */
 	TETHER_FS_OPEN_DEVICE = 25,	/* a write-open of a device that is not built in */
 	TETHER_FS_PTRACE     = 26,	/* ptrace-class access to a process outside the run */
+	TETHER_FS_UNIX_CONNECT = 27,	/* connect to a unix stream socket */
+	TETHER_FS_UNIX_SEND  = 28,	/* send to a unix datagram socket */
 };
 
 enum tether_decision {

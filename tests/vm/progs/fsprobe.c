@@ -21,7 +21,10 @@
 #include <sys/wait.h>
 #include <termios.h>
 #include <sys/mman.h>
+#include <stddef.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -210,6 +213,29 @@ static int setacl(const char *path)
 	return result(setxattr(path, "system.posix_acl_access", &acl, sizeof(acl), 0));
 }
 
+/* Connects (stream) or sends (dgram) to a unix socket; '@' starts an abstract name. */
+static int unix_peer(const char *name, int type)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	socklen_t len = sizeof(addr);
+	int fd = socket(AF_UNIX, type, 0), e = 0;
+
+	if (fd < 0)
+		return errno;
+	if (name[0] == '@') {
+		strncpy(addr.sun_path + 1, name + 1, sizeof(addr.sun_path) - 2);
+		len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(name));
+	} else {
+		strncpy(addr.sun_path, name, sizeof(addr.sun_path) - 1);
+	}
+	if (type == SOCK_STREAM)
+		e = connect(fd, (struct sockaddr *)&addr, len) < 0 ? errno : 0;
+	else
+		e = sendto(fd, "x", 1, 0, (struct sockaddr *)&addr, len) < 0 ? errno : 0;
+	close(fd);
+	return e;
+}
+
 int main(int argc, char **argv)
 {
 	const char *want, *op;
@@ -305,6 +331,10 @@ int main(int argc, char **argv)
 		got = fd < 0 ? errno : result(setns(fd, CLONE_NEWNS));
 	} else if (!strcmp(op, "ftruncate-stdout"))	/* ARG ignored */
 		got = result(ftruncate(1, 0));
+	else if (!strcmp(op, "unix-connect"))
+		got = unix_peer(argv[3], SOCK_STREAM);
+	else if (!strcmp(op, "unix-send"))
+		got = unix_peer(argv[3], SOCK_DGRAM);
 	else if (!strcmp(op, "umount"))
 		got = result(umount2(argv[3], MNT_DETACH));
 	else {

@@ -252,6 +252,40 @@ else
 	cat "$T/ft1.audit"
 fi
 
+# Unix sockets: a host daemon would act for the run outside it.
+"$BIN/unixsrv" stream "$OUT/daemon.sock" > "$T/srv1" &
+s1=$!
+"$BIN/unixsrv" dgram "$OUT/daemon.dgram" > "$T/srv2" &
+s2=$!
+"$BIN/unixsrv" abstract tether-test > "$T/srv3" &
+s3=$!
+i=0
+while [ "$(cat "$T/srv1" "$T/srv2" "$T/srv3" 2>/dev/null | grep -c ready)" -lt 3 ] && [ $i -lt 200 ]; do
+	sleep 0.05; i=$((i + 1))
+done
+"$BIN/fsprobe" ok unix-connect "$OUT/daemon.sock" >/dev/null &&
+	pass "outside any run the test daemons answer" || fail "unix daemons" "not reachable from outside"
+denied "connect to a host daemon's unix socket" us1 unix_connect "$OUT/daemon.sock" EACCES \
+	unix-connect "$OUT/daemon.sock"
+denied "send to a host daemon's datagram socket" us2 unix_send "$OUT/daemon.dgram" EACCES \
+	unix-send "$OUT/daemon.dgram"
+in_run us3 EACCES unix-connect @tether-test
+us3='{"seq":1,"run_id":"us3","kind":"fs","op":"unix_connect","path":"","decision":"deny","errno":"EACCES","reason":"forbidden","uid":0,"comm":"fsprobe"}'
+[ "$RC" -eq 0 ] && expect_record us3 "$T/us3.audit" "$us3" &&
+	pass "connect to a host daemon's abstract socket" || fail "abstract socket" "exit $RC"
+kill $s1 $s2 $s3
+rm -f "$T/us4.audit"
+tether run --envelope "$ENV" --run-id us4 --audit "$T/us4.audit" -- /bin/sh -e -c "
+	$BIN/unixsrv stream $WS/own.sock > $WS/own.ready &
+	$BIN/unixsrv abstract tether-own > $WS/own2.ready &
+	i=0; while [ \$(cat $WS/own.ready $WS/own2.ready | grep -c ready) -lt 2 ] && [ \$i -lt 200 ]; do sleep 0.05; i=\$((i + 1)); done
+	$BIN/fsprobe ok unix-connect $WS/own.sock
+	$BIN/fsprobe ok unix-connect @tether-own"
+RC=$?
+[ "$RC" -eq 0 ] && no_denials "$T/us4.audit" &&
+	pass "the run reaches the sockets its own processes serve (path and abstract)" ||
+	fail "own sockets" "exit $RC"
+
 # --- leaving the run, terminals, inherited descriptors ----------------------
 in_run c1 EPERM clone-into-cgroup /sys/fs/cgroup
 c1='{"seq":1,"run_id":"c1","kind":"fs","op":"clone_into_cgroup","path":"","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe"}'
