@@ -23,6 +23,7 @@
 #define PIPEFS_MAGIC		0x50495045
 #define SOCKFS_MAGIC		0x534F434B
 #define ANON_INODE_FS_MAGIC	0x09041934
+#define PIDFS_MAGIC		0x50494446	/* 6.9+: pidfds are files of their own fs */
 
 /*
  * The walk writes the path backwards into the first half of a 2 * PATH_MAX
@@ -447,12 +448,15 @@ int BPF_PROG(tether_file_open, struct file *file, int ret)
 			      BPF_CORE_READ(file, f_path.dentry), MATCH_OBJECT, 0, -EACCES);
 	}
 	/*
-	 * Re-opening an anonymous pipe or socket through /proc/PID/fd changes
-	 * no file; another process's pipes are out of reach because /proc/PID/fd
-	 * of a process outside the run fails the ptrace check below.
+	 * Re-opening an anonymous pipe or socket through /proc/PID/fd, or
+	 * making a pidfd (6.9+ opens it read-write on pidfs), changes no file;
+	 * another process's pipes are out of reach because /proc/PID/fd of a
+	 * process outside the run fails the ptrace check below, and pidfds of
+	 * outside processes give nothing ptrace would not.
 	 */
 	magic = BPF_CORE_READ(file, f_path.mnt, mnt_sb, s_magic);
-	if (magic == PIPEFS_MAGIC || magic == SOCKFS_MAGIC || magic == ANON_INODE_FS_MAGIC)
+	if (magic == PIPEFS_MAGIC || magic == SOCKFS_MAGIC || magic == ANON_INODE_FS_MAGIC ||
+	    magic == PIDFS_MAGIC)
 		return 0;
 	return decide(run, cgid, TETHER_FS_OPEN_WRITE, BPF_CORE_READ(file, f_path.mnt),
 		      BPF_CORE_READ(file, f_path.dentry), MATCH_OBJECT, TETHER_ACCESS_WRITE,

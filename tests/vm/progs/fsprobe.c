@@ -335,7 +335,13 @@ int main(int argc, char **argv)
 		got = unix_peer(argv[3], SOCK_STREAM);
 	else if (!strcmp(op, "unix-send"))
 		got = unix_peer(argv[3], SOCK_DGRAM);
-	else if (!strcmp(op, "umount"))
+	else if (!strcmp(op, "pidfd-self")) {	/* ARG ignored */
+		int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+
+		got = fd < 0 ? errno : 0;
+		if (fd >= 0)
+			close(fd);
+	} else if (!strcmp(op, "umount"))
 		got = result(umount2(argv[3], MNT_DETACH));
 	else {
 		fprintf(stderr, "fsprobe: unknown operation %s\n", op);

@@ -252,6 +252,10 @@ else
 	cat "$T/ft1.audit"
 fi
 
+in_run pf1 ok pidfd-self x
+[ "$RC" -eq 0 ] && no_denials "$T/pf1.audit" && pass "pidfd_open of its own process works (pidfs on 6.9+)" ||
+	fail "pidfd_open" "exit $RC"
+
 # Unix sockets: a host daemon would act for the run outside it.
 "$BIN/unixsrv" stream "$OUT/daemon.sock" > "$T/srv1" &
 s1=$!
