@@ -1,13 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Filesystem write confinement (BPF-LSM).
+ * Filesystem write confinement (BPF-LSM), and the hooks that keep a run from
+ * borrowing write access it was not given.
  *
  * A process in a run may change the filesystem only where a path rule grants
- * TETHER_ACCESS_WRITE (bpf/abi/rules.h gives the matching semantics): write
- * opens, O_TRUNC opens, creation of any kind, unlink, rmdir, rename, link,
- * symlink, truncate, chmod and chown.  Everything else is denied with EACCES
- * and recorded.  Mount operations are denied outright (EPERM): a bind mount
- * would let the run give a protected tree a name inside its workspace.
+ * TETHER_ACCESS_WRITE (bpf/abi/rules.h gives the matching semantics): opens
+ * other than O_RDONLY, O_TRUNC, creation of any kind, unlink, rmdir, rename,
+ * link, symlink, truncate, chmod, chown, modifying ioctls; xattrs, ACLs and
+ * timestamps by inode identity.  Devices are opened for writing by number
+ * (null, zero, tty, ptys, ...), never by path, and no device node can be
+ * created.  Everything else is denied with EACCES (EPERM for what no rule can
+ * grant: mounts, device nodes, TIOCSTI, clone into another cgroup, ptrace of
+ * outside processes) and recorded.
+ *
+ * The same boundary needs: no ptrace-class access to processes outside the
+ * run (their descriptors carry their write access), no unix connection to
+ * outside daemons (they would write for the run), no clone3 into another
+ * cgroup.  Those hooks live here until the process and network programs
+ * they belong to exist.
  *
  * Paths are computed here from the kernel's own objects (the struct mount and
  * dentry chain), never from the name the caller passed, so symlinks, "..",
