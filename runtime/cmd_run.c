@@ -352,10 +352,11 @@ struct run_ctx {
 	bool cg_created, node_open, run_installed;
 };
 
+/* Parses and compiles the envelope: no side effects on the host. */
 static int load_envelope(struct run_ctx *ctx)
 {
 	struct tp_diags diags = { 0 };
-	char *text = NULL, why[PATH_MAX + 256];
+	char *text = NULL;
 	int r;
 
 	r = tp_envelope_parse_file(ctx->opts.envelope, &ctx->env, &diags);
@@ -369,6 +370,20 @@ static int load_envelope(struct run_ctx *ctx)
 		return TETHER_EXIT_RUN_INVALID;
 	}
 	tp_diags_free(&diags);
+	r = tp_policy_compile(ctx->env, &ctx->policy);
+	if (r) {
+		fprintf(stderr, "tether run: compiling %s: %s\n", ctx->opts.envelope, strerror(-r));
+		return TETHER_EXIT_RUN_INVALID;
+	}
+	return 0;
+}
+
+/* Creates and checks the workspace, then resolves the rules' paths. */
+static int prepare_workspace(struct run_ctx *ctx)
+{
+	char why[PATH_MAX + 256];
+	int r;
+
 	r = mkdir_p(ctx->env->workspace_path, 0755);
 	if (r) {
 		fprintf(stderr, "tether run: cannot create workspace %s: %s\n",
@@ -380,11 +395,10 @@ static int load_envelope(struct run_ctx *ctx)
 		fprintf(stderr, "tether run: refusing the workspace: %s\n", why);
 		return TETHER_EXIT_RUN_ERROR;
 	}
-	r = tp_policy_compile(ctx->env, &ctx->policy);
-	if (!r)
-		r = resolve_rules(ctx->policy, &ctx->rules);
+	r = resolve_rules(ctx->policy, &ctx->rules);
 	if (r) {
-		fprintf(stderr, "tether run: compiling %s: %s\n", ctx->opts.envelope, strerror(-r));
+		fprintf(stderr, "tether run: resolving the rules of %s: %s\n", ctx->opts.envelope,
+			strerror(-r));
 		return TETHER_EXIT_RUN_INVALID;
 	}
 	ctx->rule_count = ctx->policy->path_rule_count;
@@ -445,10 +459,16 @@ static int setup(struct run_ctx *ctx)
 	struct tl_error err = { "" };
 	int parent_lock, r;
 
+	if (geteuid() != 0)
+		return refuse(NULL, "tether run needs root: it loads BPF-LSM programs, creates "
+				    "cgroups and writes pinned maps");
 	/* Cheap checks first; the trial load happens below as the real load. */
 	doctor_run(&rep, false);
 	if (!doctor_ok(&rep))
 		return refuse(&rep, "this host cannot enforce the envelope");
+	r = prepare_workspace(ctx);
+	if (r)
+		return r;
 
 	/* Held until this run's cgroup exists and is locked: see runtime/cgroup.h. */
 	parent_lock = cg_parent_lock(rep.cgroup2_mount);
