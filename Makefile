@@ -2,14 +2,21 @@
 # embedded as libbpf skeletons.  `make V=1` shows the commands.
 #
 #   make                 build/tether
-#   make test-unit       criterion unit tests (host)
+#   make test-unit       criterion unit tests (host); SANITIZE=1 for ASan+UBSan
 #   make test-host       integration tests on the build host (root)
 #   make test-vm         end-to-end tests in qemu on kernels 6.1 and 6.12
 #   make test            all of the above
 #   make vmlinux         regenerate vmlinux/vmlinux.h from /sys/kernel/btf/vmlinux
 #   make clean
 
+# SANITIZE=1: a separate debug build (build/asan) with ASan and UBSan, for the
+# unit tests: `make SANITIZE=1 test-unit`.
+ifeq ($(SANITIZE),1)
+OUTPUT      ?= build/asan
+SAN_FLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+else
 OUTPUT      ?= build
+endif
 CC          ?= cc
 CLANG       ?= clang
 BPFTOOL     ?= bpftool
@@ -18,7 +25,7 @@ ARCH        := x86
 CFLAGS      ?= -O2 -g
 CFLAGS      += -std=gnu17 -Wall -Wextra -Werror -Wno-unused-parameter \
 	       -Wshadow -Wformat=2 -fno-strict-aliasing -D_GNU_SOURCE \
-	       -I. -I$(OUTPUT)
+	       -I. -I$(OUTPUT) $(SAN_FLAGS)
 BPF_CFLAGS  := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	       -I. -Ivmlinux -I/usr/include/$(shell uname -m)-linux-gnu
 STATIC_LIBS := -lbpf -lelf -lz -lyaml
