@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <libgen.h>
 #include <limits.h>
 #include <linux/close_range.h>
 #include <linux/sched.h>
@@ -452,6 +453,20 @@ static void reclaim_orphans(struct run_ctx *ctx, const char *mount_point)
 	free(orphans);
 }
 
+/* Whether the audit file's directory is the workspace or beneath it. */
+static bool audit_path_in_workspace(const struct run_ctx *ctx)
+{
+	char copy[PATH_MAX], dir[PATH_MAX];
+	const char *ws = ctx->env->workspace_path;	/* check_workspace: its own realpath */
+	size_t n = strlen(ws);
+
+	if (snprintf(copy, sizeof(copy), "%s", ctx->opts.audit_path) >= (int)sizeof(copy))
+		return false;
+	if (!realpath(dirname(copy), dir))
+		return false;
+	return strncmp(dir, ws, n) == 0 && (dir[n] == '/' || dir[n] == 0);
+}
+
 /* Everything up to, not including, the child: returns 0 or an exit status. */
 static int setup(struct run_ctx *ctx)
 {
@@ -469,6 +484,12 @@ static int setup(struct run_ctx *ctx)
 	r = prepare_workspace(ctx);
 	if (r)
 		return r;
+	if (ctx->opts.audit_path && audit_path_in_workspace(ctx)) {
+		fprintf(stderr, "tether run: --audit %s is inside the workspace %s, where the run "
+				"could rewrite its own audit records; write it elsewhere\n",
+			ctx->opts.audit_path, ctx->env->workspace_path);
+		return TETHER_EXIT_RUN_USAGE;
+	}
 
 	/* Held until this run's cgroup exists and is locked: see runtime/cgroup.h. */
 	parent_lock = cg_parent_lock(rep.cgroup2_mount);

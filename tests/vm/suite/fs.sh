@@ -478,6 +478,13 @@ else
 	fail "end record" "$(grep '"event":"end"' "$T/d2.audit")"
 fi
 
+ln -sfn "$WS" /srv/audit-link
+tether run --envelope "$ENV" --run-id au --audit /srv/audit-link/audit.jsonl -- /bin/true 2>"$T/au.err"
+RC=$?
+[ $RC -eq 122 ] && [ ! -e "$WS/audit.jsonl" ] && grep -q "inside the workspace" "$T/au.err" &&
+	pass "an audit file inside the workspace (which the run could rewrite) is refused" ||
+	fail "audit file in the workspace" "exit $RC: $(cat "$T/au.err")"
+
 printf 'sandbox:\n  filesystem:\n    root: read_write\n' > "$T/bad.yaml"
 tether run --envelope "$T/bad.yaml" --run-id bad -- /bin/sh -c "touch $WS/should-not-exist" 2>"$T/bad.err"
 RC=$?
