@@ -232,23 +232,14 @@ out:
 
 int cg_run_create(const char *mount_point, const char *run_id, struct cg_run *cg)
 {
-	char *parent = NULL;
 	int r;
 
 	*cg = (struct cg_run){ .dir_fd = -1, .lock_fd = -1 };
-	if (asprintf(&parent, "%s/%s", mount_point, TETHER_CGROUP_PARENT) < 0)
-		return -ENOMEM;
-	if (mkdir(parent, 0755) < 0 && errno != EEXIST) {
-		r = -errno;
-		free(parent);
-		return r;
-	}
-	if (asprintf(&cg->path, "%s/%s", parent, run_id) < 0) {
+	/* the parent exists: cg_parent_lock() made it, and we run under its lock */
+	if (asprintf(&cg->path, "%s/%s/%s", mount_point, TETHER_CGROUP_PARENT, run_id) < 0) {
 		cg->path = NULL;
-		free(parent);
 		return -ENOMEM;
 	}
-	free(parent);
 	if (mkdir(cg->path, 0755) < 0) {
 		r = -errno;
 		goto fail;
