@@ -982,3 +982,39 @@ int BPF_PROG(tether_unix_may_send, struct socket *sock, struct socket *other, in
 		return ret;
 	return check_unix_peer(TETHER_FS_UNIX_SEND, BPF_CORE_READ(other, sk));
 }
+
+/*
+ * bpf(): with it a root run could detach the pinned links or rewrite the
+ * runs map, which is the boundary itself.  No process in a run may use it.
+ * The hook gained a `kernel` argument after 6.12; the loader keeps the
+ * variant matching the kernel's BTF.
+ */
+static __always_inline int deny_bpf(int cmd)
+{
+	struct tether_run *run;
+	__u64 cgid;
+
+	run = current_run(&cgid);
+	if (!run)
+		return 0;
+	emit_fs_event(run, cgid, TETHER_FS_BPF, -EPERM, TETHER_REASON_FORBIDDEN, 0, 0, NULL, 0, 0,
+		      0);
+	return -EPERM;
+}
+
+SEC("lsm/bpf")
+int BPF_PROG(tether_bpf, int cmd, union bpf_attr *attr, unsigned int size, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_bpf(cmd);
+}
+
+SEC("lsm/bpf")
+int BPF_PROG(tether_bpf_kernel, int cmd, union bpf_attr *attr, unsigned int size, bool kernel,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	return deny_bpf(cmd);
+}

@@ -149,6 +149,15 @@ static int select_programs(struct fs_bpf *skel, struct tl_error *err)
 				  hook_arity(vmlinux, "inode_remove_acl") == 3);
 	bpf_program__set_autoload(skel->progs.tether_file_ioctl_compat,
 				  hook_arity(vmlinux, "file_ioctl_compat") == 3);
+	/* the bpf hook gained a `kernel` argument after 6.12 */
+	arity = hook_arity(vmlinux, "bpf");
+	bpf_program__set_autoload(skel->progs.tether_bpf, arity == 3);
+	bpf_program__set_autoload(skel->progs.tether_bpf_kernel, arity == 4);
+	if (arity != 3 && arity != 4) {
+		btf__free(vmlinux);
+		return fail(err, arity < 0 ? arity : EINVAL,
+			    "reading the signature of the bpf LSM hook from kernel BTF");
+	}
 	/* 6.2+: ftruncate no longer passes path_truncate */
 	bpf_program__set_autoload(skel->progs.tether_file_truncate,
 				  hook_arity(vmlinux, "file_truncate") == 1);

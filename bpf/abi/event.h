@@ -51,6 +51,7 @@ enum tether_fs_op {
 	TETHER_FS_PTRACE     = 26,	/* ptrace-class access to a process outside the run */
 	TETHER_FS_UNIX_CONNECT = 27,	/* connect to a unix stream socket */
 	TETHER_FS_UNIX_SEND  = 28,	/* send to a unix datagram socket */
+	TETHER_FS_BPF        = 29,	/* the bpf() syscall */
 };
 
 enum tether_decision {

@@ -341,6 +341,24 @@ int main(int argc, char **argv)
 		got = fd < 0 ? errno : 0;
 		if (fd >= 0)
 			close(fd);
+	} else if (!strcmp(op, "bpf-map-create")) {	/* ARG ignored */
+		union {
+			struct {
+				unsigned int map_type, key_size, value_size, max_entries;
+			} create;
+			char pad[128];
+		} attr;
+		int fd;
+
+		memset(&attr, 0, sizeof(attr));
+		attr.create.map_type = 2;	/* BPF_MAP_TYPE_ARRAY */
+		attr.create.key_size = 4;
+		attr.create.value_size = 4;
+		attr.create.max_entries = 1;
+		fd = (int)syscall(SYS_bpf, 0 /* BPF_MAP_CREATE */, &attr, sizeof(attr));
+		got = fd < 0 ? errno : 0;
+		if (fd >= 0)
+			close(fd);
 	} else if (!strcmp(op, "umount"))
 		got = result(umount2(argv[3], MNT_DETACH));
 	else {

@@ -290,6 +290,12 @@ RC=$?
 	pass "the run reaches the sockets its own processes serve (path and abstract)" ||
 	fail "own sockets" "exit $RC"
 
+"$BIN/fsprobe" ok bpf-map-create x >/dev/null && in_run bp1 EPERM bpf-map-create x
+bp1='{"seq":1,"run_id":"bp1","kind":"fs","op":"bpf","path":"","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe"}'
+[ "$RC" -eq 0 ] && expect_record bp1 "$T/bp1.audit" "$bp1" &&
+	pass "bpf() is denied in a run (it could detach the programs), allowed outside" ||
+	fail "bpf()" "exit $RC"
+
 # --- leaving the run, terminals, inherited descriptors ----------------------
 in_run c1 EPERM clone-into-cgroup /sys/fs/cgroup
 c1='{"seq":1,"run_id":"c1","kind":"fs","op":"clone_into_cgroup","path":"","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe"}'
