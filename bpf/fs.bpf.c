@@ -1018,3 +1018,63 @@ int BPF_PROG(tether_bpf_kernel, int cmd, union bpf_attr *attr, unsigned int size
 		return ret;
 	return deny_bpf(cmd);
 }
+
+/*
+ * Kernel modules, firmware and kexec images: with root in a run, init_module
+ * of a module built in the workspace would be the kernel itself.  No run may
+ * load anything into the kernel, or ask it to autoload a module (an unusual
+ * socket family, a filesystem type) on its behalf.
+ */
+static __always_inline int deny_kernel_load(__u32 op, struct file *file, const char *name)
+{
+	struct tether_fs_event *ev;
+	struct tether_run *run;
+	__u64 cgid;
+
+	run = current_run(&cgid);
+	if (!run)
+		return 0;
+	if (file)
+		return decide(run, cgid, op, BPF_CORE_READ(file, f_path.mnt),
+			      BPF_CORE_READ(file, f_path.dentry), MATCH_OBJECT, 0, -EPERM);
+	ev = audit_reserve(run, sizeof(*ev));
+	if (!ev)
+		return -EPERM;
+	__builtin_memset(ev, 0, sizeof(*ev));
+	fill_hdr(&ev->hdr, run, cgid, TETHER_EVENT_FS, sizeof(*ev));
+	ev->op = op;
+	ev->decision = TETHER_DECISION_DENY;
+	ev->err = -EPERM;
+	ev->reason = TETHER_REASON_FORBIDDEN;
+	ev->uid = (__u32)bpf_get_current_uid_gid();
+	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+	/* the module name goes where a path would: it says what was asked for */
+	if (name)
+		bpf_probe_read_kernel_str(ev->path, sizeof(ev->path), name);
+	bpf_ringbuf_submit(ev, 0);
+	return -EPERM;
+}
+
+SEC("lsm/kernel_load_data")
+int BPF_PROG(tether_kernel_load_data, int id, bool contents, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_kernel_load(TETHER_FS_KERNEL_LOAD, NULL, NULL);
+}
+
+SEC("lsm/kernel_read_file")
+int BPF_PROG(tether_kernel_read_file, struct file *file, int id, bool contents, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_kernel_load(TETHER_FS_KERNEL_LOAD, file, NULL);
+}
+
+SEC("lsm/kernel_module_request")
+int BPF_PROG(tether_kernel_module_request, char *kmod_name, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_kernel_load(TETHER_FS_MODULE_REQUEST, NULL, kmod_name);
+}

@@ -52,6 +52,8 @@ enum tether_fs_op {
 	TETHER_FS_UNIX_CONNECT = 27,	/* connect to a unix stream socket */
 	TETHER_FS_UNIX_SEND  = 28,	/* send to a unix datagram socket */
 	TETHER_FS_BPF        = 29,	/* the bpf() syscall */
+	TETHER_FS_KERNEL_LOAD = 30,	/* init_module, finit_module, firmware, kexec images */
+	TETHER_FS_MODULE_REQUEST = 31,	/* a module autoload; path holds the module name */
 };
 
 enum tether_decision {

@@ -38,6 +38,7 @@ static const struct {
 	{ 0, "ok" },	      { EPERM, "EPERM" },   { EACCES, "EACCES" }, { ENOENT, "ENOENT" },
 	{ EEXIST, "EEXIST" }, { EXDEV, "EXDEV" },   { EBUSY, "EBUSY" },   { EINVAL, "EINVAL" },
 	{ EROFS, "EROFS" },   { ENOTDIR, "ENOTDIR" }, { ELOOP, "ELOOP" },  { EISDIR, "EISDIR" },
+	{ ENOEXEC, "ENOEXEC" }, { EAFNOSUPPORT, "EAFNOSUPPORT" },
 };
 
 static const char *errname(int e)
@@ -356,6 +357,22 @@ int main(int argc, char **argv)
 		attr.create.value_size = 4;
 		attr.create.max_entries = 1;
 		fd = (int)syscall(SYS_bpf, 0 /* BPF_MAP_CREATE */, &attr, sizeof(attr));
+		got = fd < 0 ? errno : 0;
+		if (fd >= 0)
+			close(fd);
+	} else if (!strcmp(op, "finit-module")) {
+		int fd = open(argv[3], O_RDONLY);
+
+		got = fd < 0 ? errno : result((int)syscall(SYS_finit_module, fd, "", 0));
+		if (fd >= 0)
+			close(fd);
+	} else if (!strcmp(op, "init-module")) {	/* ARG ignored: a junk image */
+		static const char image[64] = "\177ELF";
+
+		got = result((int)syscall(SYS_init_module, image, sizeof(image), ""));
+	} else if (!strcmp(op, "socket-family")) {	/* socket(ARG, SOCK_STREAM, 0) */
+		int fd = socket(atoi(argv[3]), SOCK_STREAM, 0);
+
 		got = fd < 0 ? errno : 0;
 		if (fd >= 0)
 			close(fd);

@@ -296,6 +296,24 @@ bp1='{"seq":1,"run_id":"bp1","kind":"fs","op":"bpf","path":"","decision":"deny",
 	pass "bpf() is denied in a run (it could detach the programs), allowed outside" ||
 	fail "bpf()" "exit $RC"
 
+# Loading anything into the kernel: modules (by fd or by buffer), autoload.
+printf 'not a module' > "$WS/evil.ko"
+in_run km1 EPERM finit-module "$WS/evil.ko"
+km1='{"seq":1,"run_id":"km1","kind":"fs","op":"kernel_load","path":"/srv/ws/evil.ko","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe"}'
+[ "$RC" -eq 0 ] && expect_record km1 "$T/km1.audit" "$km1" &&
+	pass "finit_module of a file in the workspace is denied" || fail "finit_module" "exit $RC"
+in_run km2 EPERM init-module x
+km2='{"seq":1,"run_id":"km2","kind":"fs","op":"kernel_load","path":"","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe"}'
+[ "$RC" -eq 0 ] && expect_record km2 "$T/km2.audit" "$km2" &&
+	pass "init_module from a buffer is denied" || fail "init_module" "exit $RC"
+in_run km3 EAFNOSUPPORT socket-family 12
+if [ "$RC" -eq 0 ] && normalize "$T/km3.audit" | grep -qF '"op":"module_request","path":"net-pf-12","decision":"deny","errno":"EPERM","reason":"forbidden"'; then
+	pass "a module autoload through an unusual socket family is denied and named"
+else
+	fail "module autoload" "exit $RC"
+	cat "$T/km3.audit"
+fi
+
 # --- leaving the run, terminals, inherited descriptors ----------------------
 in_run c1 EPERM clone-into-cgroup /sys/fs/cgroup
 c1='{"seq":1,"run_id":"c1","kind":"fs","op":"clone_into_cgroup","path":"","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe"}'
