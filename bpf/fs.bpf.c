@@ -1078,3 +1078,29 @@ int BPF_PROG(tether_kernel_module_request, char *kmod_name, int ret)
 		return ret;
 	return deny_kernel_load(TETHER_FS_MODULE_REQUEST, NULL, kmod_name);
 }
+
+/*
+ * Signals to processes outside the run: killing the controller would end
+ * the run's audit stream (the run stays confined, and the next run reclaims
+ * it, but its records stop).  Signal 0 only probes for existence and is
+ * denied quietly.  Signals the kernel sends (SIGCHLD to the controller)
+ * do not pass this hook.
+ */
+SEC("lsm/task_kill")
+int BPF_PROG(tether_task_kill, struct task_struct *p, void *info, int sig, void *cred, int ret)
+{
+	struct tether_run *run;
+	__u64 cgid;
+
+	if (ret)
+		return ret;
+	run = current_run(&cgid);
+	if (!run)
+		return 0;
+	if (BPF_CORE_READ(p, cgroups, dfl_cgrp, kn, id) == cgid)
+		return 0;
+	if (sig)
+		emit_fs_event(run, cgid, TETHER_FS_SIGNAL, -EPERM, TETHER_REASON_FORBIDDEN, 0, 0,
+			      NULL, 0, 0, 0);
+	return -EPERM;
+}

@@ -141,7 +141,7 @@ const char *audit_fs_op_name(uint32_t op)
 		[TETHER_FS_OPEN_DEVICE] = "open_device",    [TETHER_FS_PTRACE] = "ptrace",
 		[TETHER_FS_UNIX_CONNECT] = "unix_connect", [TETHER_FS_UNIX_SEND] = "unix_send",
 		[TETHER_FS_BPF] = "bpf",		       [TETHER_FS_KERNEL_LOAD] = "kernel_load",
-		[TETHER_FS_MODULE_REQUEST] = "module_request",
+		[TETHER_FS_MODULE_REQUEST] = "module_request", [TETHER_FS_SIGNAL] = "signal",
 	};
 
 	if (op < sizeof(names) / sizeof(names[0]) && names[op])

@@ -54,6 +54,7 @@ enum tether_fs_op {
 	TETHER_FS_BPF        = 29,	/* the bpf() syscall */
 	TETHER_FS_KERNEL_LOAD = 30,	/* init_module, finit_module, firmware, kexec images */
 	TETHER_FS_MODULE_REQUEST = 31,	/* a module autoload; path holds the module name */
+	TETHER_FS_SIGNAL     = 32,	/* a signal to a process outside the run */
 };
 
 enum tether_decision {

@@ -296,6 +296,23 @@ bp1='{"seq":1,"run_id":"bp1","kind":"fs","op":"bpf","path":"","decision":"deny",
 	pass "bpf() is denied in a run (it could detach the programs), allowed outside" ||
 	fail "bpf()" "exit $RC"
 
+# Signals to processes outside the run (the controller above all).
+sleep 60 &
+outsider=$!
+rm -f "$T/sg1.audit"
+tether run --envelope "$ENV" --run-id sg1 --audit "$T/sg1.audit" -- /bin/sh -c \
+	"kill -TERM $outsider 2>/dev/null && exit 1; kill -TERM \$PPID 2>/dev/null && exit 2;
+	 sleep 60 & kill -TERM \$! || exit 3"
+RC=$?
+if [ $RC -eq 0 ] && kill -0 $outsider 2>/dev/null &&
+	[ "$(normalize "$T/sg1.audit" | grep -c '"op":"signal","path":"","decision":"deny","errno":"EPERM","reason":"forbidden"')" -eq 2 ]; then
+	pass "signals reach the run's own processes, not outside ones or the controller"
+else
+	fail "signals" "exit $RC"
+	cat "$T/sg1.audit"
+fi
+kill $outsider
+
 # Loading anything into the kernel: modules (by fd or by buffer), autoload.
 printf 'not a module' > "$WS/evil.ko"
 in_run km1 EPERM finit-module "$WS/evil.ko"
