@@ -257,18 +257,20 @@ enum match_kind {
 	MATCH_PARENT,	/* an entry of its parent: "/a/b" is looked up as "/a/" */
 };
 
-static __always_inline void emit_fs_event(struct tether_run *run, __u64 run_cgroup_id,
-					  __u32 op, __s32 err, __u32 reason,
-					  __u32 rule_id, __u32 access,
-					  struct walk_scratch *s, __u32 pos, __u32 path_len,
-					  __u32 flags)
+/*
+ * Reserves an fs record and fills everything but the path (left empty);
+ * the caller may write the path, then submits.  NULL when the ring is full
+ * (counted in audit_lost).
+ */
+static __always_inline struct tether_fs_event *
+reserve_fs_event(struct tether_run *run, __u64 run_cgroup_id, __u32 op, __s32 err, __u32 reason,
+		 __u32 rule_id, __u32 access, __u32 flags)
 {
 	struct tether_fs_event *ev;
-	__u32 n;
 
 	ev = audit_reserve(run, sizeof(*ev));
 	if (!ev)
-		return;
+		return NULL;
 	fill_hdr(&ev->hdr, run, run_cgroup_id, TETHER_EVENT_FS, sizeof(*ev));
 	ev->op = op;
 	ev->decision = err ? TETHER_DECISION_DENY : TETHER_DECISION_ALLOW;
@@ -280,6 +282,22 @@ static __always_inline void emit_fs_event(struct tether_run *run, __u64 run_cgro
 	ev->uid = (__u32)bpf_get_current_uid_gid();
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 	ev->path[0] = 0;
+	return ev;
+}
+
+/* A record whose path is the walk in `s` (or empty when s is NULL). */
+static __always_inline void emit_fs_event(struct tether_run *run, __u64 run_cgroup_id,
+					  __u32 op, __s32 err, __u32 reason,
+					  __u32 rule_id, __u32 access,
+					  struct walk_scratch *s, __u32 pos, __u32 path_len,
+					  __u32 flags)
+{
+	struct tether_fs_event *ev;
+	__u32 n;
+
+	ev = reserve_fs_event(run, run_cgroup_id, op, err, reason, rule_id, access, flags);
+	if (!ev)
+		return;
 	if (s && path_len == 0) {
 		ev->path[0] = '/';
 		ev->path[1] = 0;
@@ -293,6 +311,21 @@ static __always_inline void emit_fs_event(struct tether_run *run, __u64 run_cgro
 		ev->path[BOUNDED(n, TETHER_EVENT_PATH_MAX - 1)] = 0;
 	}
 	bpf_ringbuf_submit(ev, 0);
+}
+
+/* Denies an operation no rule can grant, with a record that names no path. */
+static __always_inline int deny_forbidden(struct tether_run *run, __u64 run_cgroup_id, __u32 op,
+					  __s32 deny_err)
+{
+	emit_fs_event(run, run_cgroup_id, op, deny_err, TETHER_REASON_FORBIDDEN, 0, 0, NULL, 0, 0,
+		      0);
+	return deny_err;
+}
+
+/* Whether `task` is in the run cgroup itself (the run's own processes). */
+static __always_inline bool in_same_run(struct task_struct *task, __u64 run_cgroup_id)
+{
+	return BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id) == run_cgroup_id;
 }
 
 /*
@@ -613,10 +646,8 @@ static __always_inline int deny_mount_op(__u32 op, const struct path *path)
 	run = current_run(&cgid);
 	if (!run)
 		return 0;
-	if (!path) {
-		emit_fs_event(run, cgid, op, -EPERM, TETHER_REASON_FORBIDDEN, 0, 0, NULL, 0, 0, 0);
-		return -EPERM;
-	}
+	if (!path)
+		return deny_forbidden(run, cgid, op, -EPERM);
 	return decide(run, cgid, op, BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry),
 		      MATCH_OBJECT, 0, -EPERM);
 }
@@ -886,9 +917,7 @@ int BPF_PROG(tether_task_alloc, struct task_struct *task, unsigned long clone_fl
 	run = current_run(&cgid);
 	if (!run)
 		return 0;
-	emit_fs_event(run, cgid, TETHER_FS_CLONE_INTO_CGROUP, -EPERM, TETHER_REASON_FORBIDDEN, 0,
-		      0, NULL, 0, 0, 0);
-	return -EPERM;
+	return deny_forbidden(run, cgid, TETHER_FS_CLONE_INTO_CGROUP, -EPERM);
 }
 
 /* 6.2+: ftruncate asks this hook, not path_truncate (optional, see the loader). */
@@ -928,13 +957,12 @@ int BPF_PROG(tether_ptrace_access_check, struct task_struct *child, unsigned int
 	run = current_run(&cgid);
 	if (!run)
 		return 0;
-	if (BPF_CORE_READ(child, cgroups, dfl_cgrp, kn, id) == cgid)
+	if (in_same_run(child, cgid))
 		return 0;
 	/* NOAUDIT probes (e.g. /proc/PID/stat fields) are denied quietly */
-	if (!(mode & PTRACE_MODE_NOAUDIT))
-		emit_fs_event(run, cgid, TETHER_FS_PTRACE, -EPERM, TETHER_REASON_FORBIDDEN, 0, 0,
-			      NULL, 0, 0, 0);
-	return -EPERM;
+	if (mode & PTRACE_MODE_NOAUDIT)
+		return -EPERM;
+	return deny_forbidden(run, cgid, TETHER_FS_PTRACE, -EPERM);
 }
 
 /*
@@ -957,11 +985,9 @@ static __always_inline int check_unix_peer(__u32 op, struct sock *other)
 	if (BPF_CORE_READ(other, sk_cgrp_data.cgroup, kn, id) == cgid)
 		return 0;
 	dentry = BPF_CORE_READ(peer, path.dentry);
-	if (!dentry) {
-		/* abstract or unnamed: no path a rule could grant */
-		emit_fs_event(run, cgid, op, -EACCES, TETHER_REASON_FORBIDDEN, 0, 0, NULL, 0, 0, 0);
-		return -EACCES;
-	}
+	/* abstract or unnamed: no path a rule could grant */
+	if (!dentry)
+		return deny_forbidden(run, cgid, op, -EACCES);
 	return decide(run, cgid, op, BPF_CORE_READ(peer, path.mnt), dentry, MATCH_OBJECT,
 		      TETHER_ACCESS_WRITE, -EACCES);
 }
@@ -997,9 +1023,7 @@ static __always_inline int deny_bpf(int cmd)
 	run = current_run(&cgid);
 	if (!run)
 		return 0;
-	emit_fs_event(run, cgid, TETHER_FS_BPF, -EPERM, TETHER_REASON_FORBIDDEN, 0, 0, NULL, 0, 0,
-		      0);
-	return -EPERM;
+	return deny_forbidden(run, cgid, TETHER_FS_BPF, -EPERM);
 }
 
 SEC("lsm/bpf")
@@ -1037,17 +1061,9 @@ static __always_inline int deny_kernel_load(__u32 op, struct file *file, const c
 	if (file)
 		return decide(run, cgid, op, BPF_CORE_READ(file, f_path.mnt),
 			      BPF_CORE_READ(file, f_path.dentry), MATCH_OBJECT, 0, -EPERM);
-	ev = audit_reserve(run, sizeof(*ev));
+	ev = reserve_fs_event(run, cgid, op, -EPERM, TETHER_REASON_FORBIDDEN, 0, 0, 0);
 	if (!ev)
 		return -EPERM;
-	__builtin_memset(ev, 0, sizeof(*ev));
-	fill_hdr(&ev->hdr, run, cgid, TETHER_EVENT_FS, sizeof(*ev));
-	ev->op = op;
-	ev->decision = TETHER_DECISION_DENY;
-	ev->err = -EPERM;
-	ev->reason = TETHER_REASON_FORBIDDEN;
-	ev->uid = (__u32)bpf_get_current_uid_gid();
-	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 	/* the module name goes where a path would: it says what was asked for */
 	if (name)
 		bpf_probe_read_kernel_str(ev->path, sizeof(ev->path), name);
@@ -1097,10 +1113,9 @@ int BPF_PROG(tether_task_kill, struct task_struct *p, void *info, int sig, void 
 	run = current_run(&cgid);
 	if (!run)
 		return 0;
-	if (BPF_CORE_READ(p, cgroups, dfl_cgrp, kn, id) == cgid)
+	if (in_same_run(p, cgid))
 		return 0;
-	if (sig)
-		emit_fs_event(run, cgid, TETHER_FS_SIGNAL, -EPERM, TETHER_REASON_FORBIDDEN, 0, 0,
-			      NULL, 0, 0, 0);
-	return -EPERM;
+	if (!sig)
+		return -EPERM;
+	return deny_forbidden(run, cgid, TETHER_FS_SIGNAL, -EPERM);
 }
