@@ -1,65 +1,364 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Envelope -> path rules.
+ * Envelope -> canonical compiled policy.
  *
- * The order of the rules is part of the output: a rule's index is its
- * rule_id in the kernel map and in audit records, so the same envelope must
- * always compile to the same list.
+ * Path rules are longest-prefix rules: the kernel applies the one rule whose
+ * path is the longest prefix (on component boundaries) of the object's path.
+ * The envelope's lists are additive grants, so each rule is compiled to its
+ * *effective* access: what it grants itself plus what its nearest enclosing
+ * subtree rule grants, except for rules that cut inheritance (deny, inputs,
+ * the workspace).  A rule that can write loses exec unless an exec entry
+ * names it (W^X).  Rules whose effective access equals their parent's are
+ * dropped: they change nothing, and keeping them would give two envelopes
+ * with the same meaning different policies.
+ *
+ * Everything is then sorted in the orders policy.h documents, so the same
+ * meaning always compiles to the same bytes (tpol.c) and the same digest.
+ * tp_envelope_parse() has checked everything that can be wrong with an
+ * envelope; compiling a parsed envelope fails only for lack of memory.
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
 
+#include "policyc/fields.h"
 #include "policyc/policyc_internal.h"
 
-/*
- * Appends a rule, or widens an existing rule for the same path: the kernel
- * map holds one entry per path, so two rules with one key would silently
- * leave only the last one written.
- */
-static int add_rule(struct tp_policy *policy, const char *path, uint32_t access)
-{
-	char *copy;
+struct spec {
+	char *path;		/* absolute, normalised */
+	uint32_t kind;		/* enum tp_path_kind */
+	uint32_t own;		/* what this rule grants by itself */
+	bool cut;		/* does not inherit from enclosing rules */
+	bool deny;
+	bool explicit_exec;	/* named by filesystem.exec: keeps EXEC even if writable */
+	bool is_root;
+	uint32_t effective;
+	bool redundant;
+};
 
-	for (size_t i = 0; i < policy->path_rule_count; i++) {
-		if (strcmp(policy->path_rules[i].path, path) == 0) {
-			policy->path_rules[i].access |= access;
-			return 0;
-		}
-	}
-	copy = strdup(path);
-	if (!copy)
+struct specs {
+	struct spec *items;
+	size_t count, capacity;
+};
+
+static void specs_free(struct specs *s)
+{
+	for (size_t i = 0; i < s->count; i++)
+		free(s->items[i].path);
+	free(s->items);
+}
+
+static int specs_add(struct specs *s, char *path, uint32_t kind, uint32_t own, bool cut,
+		     bool deny, bool explicit_exec)
+{
+	if (!path)
 		return -ENOMEM;
-	policy->path_rules[policy->path_rule_count++] = (struct tp_path_rule){
-		.path = copy,
-		.access = access,
+	if (s->count == s->capacity) {
+		size_t capacity = s->capacity ? s->capacity * 2 : 16;
+		struct spec *items = realloc(s->items, capacity * sizeof(*items));
+
+		if (!items) {
+			free(path);
+			return -ENOMEM;
+		}
+		s->items = items;
+		s->capacity = capacity;
+	}
+	s->items[s->count++] = (struct spec){
+		.path = path, .kind = kind, .own = own, .cut = cut, .deny = deny,
+		.explicit_exec = explicit_exec,
 	};
 	return 0;
 }
 
 /*
- * The envelope normally comes from tp_envelope_parse(), which already checked
- * all of this; a hand-built one must not reach the kernel map unchecked.
+ * Path order with '/' below every other byte: a directory's rules come right
+ * after it and before its siblings ("/a", "/a/b", "/a-b"), so one pass with a
+ * stack finds each rule's nearest enclosing rule.  Exact before subtree.
  */
-static bool workspace_path_valid(const char *path)
+static int tree_compare(const void *pa, const void *pb)
 {
-	_cleanup_free_ char *normalized = NULL;
+	const struct spec *a = pa, *b = pb;
+	const unsigned char *x = (const unsigned char *)a->path;
+	const unsigned char *y = (const unsigned char *)b->path;
 
-	if (!path)
-		return false;
-	normalized = tp_path_normalize(path);
-	return normalized && strcmp(normalized, path) == 0 && strcmp(path, "/") != 0 &&
-	       strlen(path) <= TETHER_PATH_KEY_MAX - 1;
+	while (*x && *x == *y) {
+		x++;
+		y++;
+	}
+	if (*x != *y) {
+		unsigned int cx = *x == '/' ? 1 : *x ? *x + 1u : 0;
+		unsigned int cy = *y == '/' ? 1 : *y ? *y + 1u : 0;
+
+		return cx < cy ? -1 : 1;
+	}
+	return a->kind < b->kind ? -1 : a->kind > b->kind;
 }
 
-void tp_policy_free(struct tp_policy *policy)
+/*
+ * Whether `dir` covers `path`.  In the envelope's model an exact rule covers
+ * only its own path; `as_kernel`: this version's kernel holds every rule as
+ * a subtree (filesystem.exact_paths), so there an exact rule covers what is
+ * beneath it too.
+ */
+static bool encloses(const struct spec *dir, const char *path, bool as_kernel)
 {
-	if (!policy)
-		return;
-	for (size_t i = 0; i < policy->path_rule_count; i++)
-		free(policy->path_rules[i].path);
-	free(policy->path_rules);
-	free(policy);
+	size_t n = strlen(dir->path);
+
+	if (dir->kind != TP_PATH_SUBTREE && !as_kernel)
+		return false;
+	if (strcmp(dir->path, "/") == 0)
+		return true;
+	return strncmp(path, dir->path, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/* Merges specs with equal (path, kind): grants add up, a deny wins. */
+static void merge_equal(struct specs *s)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < s->count; i++) {
+		struct spec *prev = out ? &s->items[out - 1] : NULL;
+		struct spec *cur = &s->items[i];
+
+		if (prev && prev->kind == cur->kind && strcmp(prev->path, cur->path) == 0) {
+			prev->deny |= cur->deny;
+			prev->cut |= cur->cut;
+			prev->explicit_exec |= cur->explicit_exec;
+			prev->is_root |= cur->is_root;
+			prev->own = prev->deny ? 0 : prev->own | cur->own;
+			free(cur->path);
+			continue;
+		}
+		s->items[out++] = *cur;
+	}
+	s->count = out;
+}
+
+/*
+ * Effective access in one pass over the rules in tree order, with two stacks
+ * of enclosing rules: grants inherit along the envelope's model (subtree
+ * rules only); whether a rule changes anything is judged the kernel's way
+ * (every rule a subtree), so a carve-out below an exact grant is kept.
+ */
+static int resolve_effective(struct specs *s)
+{
+	_cleanup_free_ size_t *model = calloc(s->count + 1, sizeof(*model));
+	_cleanup_free_ size_t *kernel = calloc(s->count + 1, sizeof(*kernel));
+	size_t model_depth = 0, kernel_depth = 0;
+
+	if (!model || !kernel)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->count; i++) {
+		struct spec *r = &s->items[i];
+		const struct spec *parent, *kernel_parent;
+		uint32_t eff;
+
+		while (model_depth && !encloses(&s->items[model[model_depth - 1]], r->path, false))
+			model_depth--;
+		while (kernel_depth && !encloses(&s->items[kernel[kernel_depth - 1]], r->path, true))
+			kernel_depth--;
+		parent = model_depth ? &s->items[model[model_depth - 1]] : NULL;
+		kernel_parent = kernel_depth ? &s->items[kernel[kernel_depth - 1]] : NULL;
+
+		eff = r->own;
+		if (!r->cut && !r->deny && parent)
+			eff |= parent->effective;
+		if ((eff & TETHER_ACCESS_WRITE) && !r->explicit_exec)
+			eff &= ~(uint32_t)TETHER_ACCESS_EXEC;
+		r->effective = eff;
+		r->redundant = !r->is_root && kernel_parent && kernel_parent->effective == eff &&
+			       (!parent || parent->effective == eff);
+		if (r->kind == TP_PATH_SUBTREE)
+			model[model_depth++] = i;
+		kernel[kernel_depth++] = i;
+	}
+	return 0;
+}
+
+static int path_rule_compare(const void *pa, const void *pb)
+{
+	const struct tp_path_rule *a = pa, *b = pb;
+	int r = strcmp(a->path, b->path);
+
+	return r ? r : (a->kind < b->kind ? -1 : a->kind > b->kind);
+}
+
+static int build_path_rules(const struct tp_envelope *env, struct tp_policy *policy)
+{
+	/* What each list grants; a deny rule grants nothing and cuts inheritance. */
+	const struct {
+		const struct tp_path_list *list;
+		uint32_t own;
+		bool deny;
+	} lists[] = {
+		{ &env->workspace_write, TETHER_ACCESS_READ | TETHER_ACCESS_WRITE, false },
+		{ &env->read, TETHER_ACCESS_READ, false },
+		{ &env->write, TETHER_ACCESS_READ | TETHER_ACCESS_WRITE, false },
+		{ &env->exec, TETHER_ACCESS_READ | TETHER_ACCESS_EXEC, false },
+		{ &env->deny, 0, true },
+	};
+	_cleanup_(specs_free) struct specs s = { 0 };
+	const bool exec_list = env->exec.count > 0;
+	size_t n = 0;
+	int r;
+
+	r = specs_add(&s, strdup("/"), TP_PATH_SUBTREE,
+		      TETHER_ACCESS_READ | (exec_list ? 0 : TETHER_ACCESS_EXEC), false, false, false);
+	if (r < 0)
+		return r;
+	s.items[0].is_root = true;
+	r = specs_add(&s, strdup(env->workspace_path), TP_PATH_SUBTREE, TETHER_ACCESS_READ, true,
+		      false, false);
+	for (size_t i = 0; r >= 0 && i < env->input_count; i++)
+		r = specs_add(&s, strdup(env->inputs[i].path), TP_PATH_SUBTREE, TETHER_ACCESS_READ,
+			      true, false, false);
+	for (size_t l = 0; r >= 0 && l < sizeof(lists) / sizeof(*lists); l++) {
+		const struct tp_path_list *list = lists[l].list;
+
+		for (size_t i = 0; r >= 0 && i < list->count; i++)
+			r = specs_add(&s, tp_entry_absolute(env->workspace_path, &list->items[i]),
+				      list->items[i].kind, lists[l].own, lists[l].deny, lists[l].deny,
+				      lists[l].own & TETHER_ACCESS_EXEC);
+	}
+	if (r < 0)
+		return r;
+
+	qsort(s.items, s.count, sizeof(*s.items), tree_compare);
+	merge_equal(&s);
+	r = resolve_effective(&s);
+	if (r < 0)
+		return r;
+
+	policy->path_rules = calloc(s.count, sizeof(*policy->path_rules));
+	if (!policy->path_rules)
+		return -ENOMEM;
+	for (size_t i = 0; i < s.count; i++) {
+		if (s.items[i].redundant)
+			continue;
+		policy->path_rules[n++] = (struct tp_path_rule){
+			.path = TAKE_PTR(s.items[i].path),
+			.access = s.items[i].effective,
+			.kind = s.items[i].kind,
+		};
+	}
+	policy->path_rule_count = n;
+	qsort(policy->path_rules, n, sizeof(*policy->path_rules), path_rule_compare);
+	return 0;
+}
+
+static int net_rule_compare(const void *pa, const void *pb)
+{
+	const struct tp_net_rule *a = pa, *b = pb;
+	int r = memcmp(a->addr, b->addr, 16);
+
+	if (r)
+		return r;
+	if (a->prefixlen != b->prefixlen)
+		return a->prefixlen < b->prefixlen ? -1 : 1;
+	if (a->protocols != b->protocols)
+		return a->protocols < b->protocols ? -1 : 1;
+	if (a->port_min != b->port_min)
+		return a->port_min < b->port_min ? -1 : 1;
+	return a->port_max < b->port_max ? -1 : a->port_max > b->port_max;
+}
+
+static int host_rule_compare(const void *pa, const void *pb)
+{
+	const struct tp_host_rule *a = pa, *b = pb;
+	int r = strcmp(a->name, b->name);
+
+	if (r)
+		return r;
+	if (a->protocols != b->protocols)
+		return a->protocols < b->protocols ? -1 : 1;
+	if (a->port_min != b->port_min)
+		return a->port_min < b->port_min ? -1 : 1;
+	return a->port_max < b->port_max ? -1 : a->port_max > b->port_max;
+}
+
+static int string_compare(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A sorted, malloc'd copy of `count` strings; *out_count grows with each copy. */
+static int copy_strings(char *const *from, size_t count, char ***out, size_t *out_count)
+{
+	char **copy = calloc(count + 1, sizeof(*copy));
+
+	if (!copy)
+		return -ENOMEM;
+	*out = copy;	/* freed with the policy, even when partly filled */
+	for (size_t i = 0; i < count; i++) {
+		copy[i] = strdup(from[i]);
+		if (!copy[i])
+			return -ENOMEM;
+		(*out_count)++;
+	}
+	qsort(copy, count, sizeof(*copy), string_compare);
+	return 0;
+}
+
+static int build_network(const struct tp_envelope *env, struct tp_policy *policy)
+{
+	int r = tp_destinations_compile(env->destinations, env->destination_count, policy);
+
+	if (r)
+		return r;
+	policy->dns_upstreams = calloc(env->dns_upstream_count + 1, sizeof(*policy->dns_upstreams));
+	if (!policy->dns_upstreams)
+		return -ENOMEM;
+	if (policy->host_rule_count)
+		qsort(policy->host_rules, policy->host_rule_count, sizeof(*policy->host_rules),
+		      host_rule_compare);
+	if (policy->net_rule_count)
+		qsort(policy->net_rules, policy->net_rule_count, sizeof(*policy->net_rules),
+		      net_rule_compare);
+	for (size_t i = 0; i < env->dns_upstream_count; i++) {
+		memcpy(policy->dns_upstreams[i].addr, env->dns_upstreams[i].addr, 16);
+		policy->dns_upstreams[i].port = env->dns_upstreams[i].port;
+	}
+	policy->dns_upstream_count = env->dns_upstream_count;
+	policy->dns_ttl_min_s = env->dns_ttl_min_s;
+	policy->dns_ttl_max_s = env->dns_ttl_max_s;
+	return copy_strings(env->methods, env->method_count, &policy->methods,
+			    &policy->method_count);
+}
+
+static int input_compare(const void *a, const void *b)
+{
+	return strcmp(((const struct tp_input *)a)->path, ((const struct tp_input *)b)->path);
+}
+
+/* Acknowledged gaps that this envelope triggers, by name. */
+static int build_gaps(const struct tp_envelope *env, struct tp_policy *policy)
+{
+	policy->gaps = calloc(env->gap_count + 1, sizeof(*policy->gaps));
+	if (!policy->gaps)
+		return -ENOMEM;
+	for (size_t i = 0; i < env->gap_count; i++) {
+		bool acknowledged = false;
+
+		for (size_t j = 0; j < env->acknowledged_count && !acknowledged; j++)
+			acknowledged = strcmp(env->acknowledged[j], env->gaps[i].field) == 0;
+		if (!acknowledged)
+			return -EINVAL;	/* tp_envelope_parse() refuses such an envelope */
+		policy->gaps[policy->gap_count] = strdup(env->gaps[i].field);
+		if (!policy->gaps[policy->gap_count])
+			return -ENOMEM;
+		policy->gap_count++;
+	}
+	qsort(policy->gaps, policy->gap_count, sizeof(*policy->gaps), string_compare);
+	return 0;
+}
+
+static int dup_optional(const char *from, char **to)
+{
+	if (!from)
+		return 0;
+	*to = strdup(from);
+	return *to ? 0 : -ENOMEM;
 }
 
 static void tp_policy_freep(struct tp_policy **policy)
@@ -67,37 +366,147 @@ static void tp_policy_freep(struct tp_policy **policy)
 	tp_policy_free(*policy);
 }
 
-int tp_policy_compile(const struct tp_envelope *env, struct tp_policy **out)
+int tp_policy_compile(const char *name, const struct tp_envelope *env,
+		      struct tp_policy **out, struct tp_diags *diags)
 {
 	_cleanup_(tp_policy_freep) struct tp_policy *policy = NULL;
+	_cleanup_free_ char *normalized = NULL;
+	uint32_t flags = 0;
 	int r;
 
-	if (!env || !out)
+	if (!env || !out || !env->workspace_path)
 		return -EINVAL;
-	if (env->root != TP_ROOT_READ_ONLY || !workspace_path_valid(env->workspace_path))
+	/* A hand-built envelope must not reach the kernel's maps unchecked. */
+	normalized = tp_path_normalize(env->workspace_path);
+	if (!normalized || strcmp(normalized, env->workspace_path) != 0 ||
+	    strcmp(normalized, "/") == 0 || strlen(normalized) > TETHER_PATH_KEY_MAX - 1 ||
+	    env->mode != TP_MODE_ENFORCE)
 		return -EINVAL;
 
 	policy = calloc(1, sizeof(*policy));
 	if (!policy)
 		return -ENOMEM;
-	policy->path_rules = calloc(2, sizeof(*policy->path_rules));
-	if (!policy->path_rules)
+
+	policy->mode = env->mode;
+	if (env->has_image_digest) {
+		flags |= TP_POLICY_IMAGE_DIGEST;
+		memcpy(policy->image_digest, env->image_digest, 32);
+	}
+	if (env->has_uid) {
+		flags |= TP_POLICY_UID;
+		policy->uid = env->uid;
+	}
+	if (env->has_uid || env->has_gid) {
+		flags |= TP_POLICY_GID;
+		policy->gid = env->has_gid ? env->gid : env->uid;
+	}
+	flags |= env->artifacts_scan ? TP_POLICY_ARTIFACTS_SCAN : 0;
+	flags |= env->artifacts_hash ? TP_POLICY_ARTIFACTS_HASH : 0;
+	flags |= env->revoke_credentials ? TP_POLICY_REVOKE_CREDENTIALS : 0;
+	flags |= env->verify_process_tree ? TP_POLICY_VERIFY_PROCESS_TREE : 0;
+	flags |= env->audit_fail_closed ? TP_POLICY_AUDIT_FAIL_CLOSED : 0;
+	flags |= env->audit_record_allowed ? TP_POLICY_AUDIT_RECORD_ALLOWED : 0;
+	policy->flags = flags;
+
+	r = dup_optional(env->runtime_revision, &policy->runtime_revision) ?:
+	    dup_optional(env->tenant, &policy->tenant) ?:
+	    dup_optional(env->run_id, &policy->run_id) ?:
+	    dup_optional(env->workspace_path, &policy->workspace) ?:
+	    dup_optional(env->workspace_source, &policy->workspace_source) ?:
+	    dup_optional(env->audit_sink, &policy->audit_sink);
+	if (r < 0)
+		return r;
+	policy->workspace_mode = env->workspace_mode;
+	policy->lifetime = env->lifetime;
+
+	r = build_path_rules(env, policy);
+	if (r < 0)
+		return r;
+
+	policy->inputs = calloc(env->input_count + 1, sizeof(*policy->inputs));
+	if (!policy->inputs)
 		return -ENOMEM;
+	for (size_t i = 0; i < env->input_count; i++) {
+		policy->inputs[i] = env->inputs[i];
+		policy->inputs[i].pos = (struct tp_pos){ 0 };
+		policy->inputs[i].path = strdup(env->inputs[i].path);
+		if (!policy->inputs[i].path)
+			return -ENOMEM;
+		policy->input_count++;
+	}
+	qsort(policy->inputs, policy->input_count, sizeof(*policy->inputs), input_compare);
 
-	/* Exec stays allowed where reading is: exec confinement is a later rule set. */
-	r = add_rule(policy, "/", TETHER_ACCESS_READ | TETHER_ACCESS_EXEC);
+	r = build_network(env, policy);
+	if (r == -E2BIG) {
+		r = tp_diags_add(diags, name, 0, 0, "the allowed destinations overlap so much that "
+				 "they would compile to more than a million rules");
+		return r < 0 ? r : -EINVAL;
+	}
 	if (r < 0)
 		return r;
-	r = add_rule(policy, env->workspace_path,
-		     TETHER_ACCESS_READ | TETHER_ACCESS_WRITE | TETHER_ACCESS_EXEC);
+	memcpy(policy->limits, env->limits, sizeof(policy->limits));
+	r = copy_strings(env->artifacts, env->artifact_count, &policy->artifacts,
+			 &policy->artifact_count);
 	if (r < 0)
 		return r;
-	/*
-	 * No path rules for /dev/null and friends: the BPF side lets the run
-	 * write-open those devices by device number (a rule on their path would
-	 * also let it chmod, chown or replace the host's /dev/null).
-	 */
+	r = build_gaps(env, policy);
+	if (r < 0)
+		return r;
 
+	*out = TAKE_PTR(policy);
+	return 0;
+}
+
+int tp_compile_file(const char *path, struct tp_policy **out, struct tp_diags *diags)
+{
+	struct tp_envelope *env = NULL;
+	int r;
+
+	r = tp_envelope_parse_file(path, &env, diags);
+	if (r < 0)
+		return r;
+	r = tp_policy_compile(path, env, out, diags);
+	tp_envelope_free(env);
+	return r;
+}
+
+int tp_policy_load_file(const char *path, struct tp_policy **out, struct tp_diags *diags)
+{
+	_cleanup_(tp_policy_freep) struct tp_policy *policy = NULL;
+	_cleanup_free_ char *data = NULL;
+	char why[512] = "";
+	size_t len = 0;
+	int r;
+
+	if (!path || !out || !diags)
+		return -EINVAL;
+	r = tp_file_read(path, TP_POLICY_MAX_BYTES, &data, &len, diags);
+	if (r < 0)
+		return r;
+	if (len < 4 || memcmp(data, TP_FORMAT_MAGIC, 4) != 0) {
+		struct tp_envelope *env = NULL;
+
+		if (len > TP_ENVELOPE_MAX_BYTES) {
+			r = tp_diags_add(diags, path, 0, 0, "the envelope is %zu bytes, over the "
+					 "limit of %u bytes", len, TP_ENVELOPE_MAX_BYTES);
+			return r < 0 ? r : -EFBIG;
+		}
+		r = tp_envelope_parse(path, data, len, &env, diags);
+		if (r < 0)
+			return r;
+		r = tp_policy_compile(path, env, out, diags);
+		tp_envelope_free(env);
+		return r;
+	}
+	r = tp_policy_decode((const uint8_t *)data, len, &policy, why, sizeof(why));
+	if (r == 0)
+		r = tp_policy_check_gaps(policy, why, sizeof(why));
+	if (r == -EINVAL) {
+		r = tp_diags_add(diags, path, 0, 0, "not a valid compiled policy: %s", why);
+		return r < 0 ? r : -EINVAL;
+	}
+	if (r < 0)
+		return r;
 	*out = TAKE_PTR(policy);
 	return 0;
 }

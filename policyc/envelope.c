@@ -1,34 +1,40 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The envelope schema: yt_node tree -> struct tp_envelope.
+ * The envelope schema (docs/envelope.md): yt_node tree -> struct tp_envelope.
  *
- * Each mapping of the schema is a table of keys.  A key is either enforced
- * (checked by its function, maybe required) or "not yet": part of the full
- * envelope but not enforced by this version.  A not-yet key is an error, never
- * skipped: an envelope that asks for a network or resource limit we cannot
- * apply must not run as if it had been granted.  Adding a key means adding a
- * table row and a check function.
- *
- * Every check keeps going after a problem, so one pass reports every error of
- * a file; tp_envelope_parse() then sorts them into file order.
+ * Each mapping of the schema is a table of keys, each with the function that
+ * checks its value.  Every check keeps going after a problem, so one pass
+ * reports every error of a file; tp_envelope_parse() then sorts them into
+ * file order.  After the keys, the checks that need the whole envelope run in
+ * the same pass: paths resolved against the workspace (length, conflicts),
+ * and gaps (fields this version does not enforce) against
+ * acknowledge_unenforced.  A parsed envelope therefore always compiles.
  */
 #include <errno.h>
-#include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "policyc/fields.h"
 #include "policyc/policyc_internal.h"
+#include "policyc/values.h"
 #include "policyc/yaml_tree_internal.h"
 
-/* Longest rule path: the key stores it followed by '/' (bpf/abi/rules.h). */
+/* Longest rule path: the kernel key stores it followed by '/' (bpf/abi/rules.h). */
 #define PATH_RULE_MAX_BYTES (TETHER_PATH_KEY_MAX - 1)
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 struct schema_ctx {
 	const char *name;
 	struct tp_diags *diags;
 	struct tp_envelope *env;	/* filled as values pass their checks */
+	bool exec_written;		/* sandbox.filesystem.exec given */
+	struct tp_pos network_default_pos;	/* network_egress.default, if written */
+	struct tp_pos workspace_pos;	/* the 'workspace' key */
+	size_t first_diag;		/* diags->count before this envelope */
+	struct tp_pos audit_sink_pos;
 };
 
 struct schema_key;
@@ -39,9 +45,25 @@ typedef int (*schema_check_fn)(struct schema_ctx *ctx, const struct schema_key *
 
 struct schema_key {
 	const char *name;
-	schema_check_fn check;	/* NULL: in the full envelope, not enforced by this version */
+	schema_check_fn check;
 	bool required;
+	int arg;		/* for shared check functions: which field */
+	/* A mapping's keys (check_submapping), and its name in messages */
+	const struct schema_key *sub;
+	size_t sub_count;
+	const char *where;
 };
+
+/* A key checked by `fn`; `arg` tells shared check functions which field. */
+#define KEY(name, fn, required, arg) { name, fn, required, arg, NULL, 0, NULL }
+/* A key whose value is a mapping with the keys `table`, named `where` in messages. */
+#define SUBMAPPING(name, fn, required, table, where) \
+	{ name, fn, required, 0, table, sizeof(table) / sizeof((table)[0]), where }
+
+static struct tp_pos pos_of(const struct yt_node *node)
+{
+	return (struct tp_pos){ node->line, node->column };
+}
 
 __attribute__((format(printf, 3, 4)))
 static int report(struct schema_ctx *ctx, const struct yt_node *at, const char *fmt, ...)
@@ -55,25 +77,34 @@ static int report(struct schema_ctx *ctx, const struct yt_node *at, const char *
 	return r;
 }
 
+__attribute__((format(printf, 3, 4)))
+static int report_at(struct schema_ctx *ctx, struct tp_pos pos, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = tp_diags_addv(ctx->diags, ctx->name, pos.line, pos.column, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
 /*
- * Checks a mapping against its table: every key known, enforced keys checked
- * in file order, required keys present.  `where` names the mapping in
- * messages ("sandbox.filesystem"; NULL for the top level); `owner` is the key
- * that holds it, where a missing key is reported (the mapping itself at the
- * top level).
+ * Checks a mapping against its table: every key known, every key checked in
+ * file order, required keys present.  `where` names the mapping in messages
+ * ("sandbox.filesystem"; NULL for the top level); `owner` is the node where a
+ * missing key is reported.
  */
 static int check_mapping(struct schema_ctx *ctx, const char *where,
 			 const struct yt_node *owner, const struct yt_node *map,
 			 const struct schema_key *keys, size_t key_count)
 {
 	char excerpt[TP_EXCERPT_MAX];
-	char expected[256] = "";
+	char expected[512] = "";
 	size_t expected_len = 0;
 	int r;
 
 	for (size_t i = 0; i < key_count; i++) {
-		if (!keys[i].check)
-			continue;
 		expected_len += (size_t)snprintf(expected + expected_len,
 						 sizeof(expected) - expected_len, "%s%s",
 						 expected_len ? ", " : "", keys[i].name);
@@ -98,10 +129,6 @@ static int check_mapping(struct schema_ctx *ctx, const char *where,
 				r = report(ctx, pair->key,
 					   "unknown key '%s' at the top level (expected one of: %s)",
 					   excerpt, expected);
-		} else if (!key->check) {
-			r = report(ctx, pair->key,
-				   "'%s' is not supported by this version of tether; "
-				   "it is refused rather than ignored", key->name);
 		} else {
 			r = key->check(ctx, key, pair);
 		}
@@ -123,9 +150,23 @@ static int check_mapping(struct schema_ctx *ctx, const char *where,
 	return 0;
 }
 
+static int expect_kind(struct schema_ctx *ctx, const struct schema_key *key,
+		       const struct yt_node *value, enum yt_kind kind);
+
+/* Checks a mapping value against key->sub; returns 0 or -ENOMEM. */
+static int check_submapping(struct schema_ctx *ctx, const struct schema_key *key,
+			    const struct yt_pair *pair)
+{
+	int r = expect_kind(ctx, key, pair->value, YT_MAPPING);
+
+	if (r <= 0)
+		return r;
+	return check_mapping(ctx, key->where, pair->key, pair->value, key->sub, key->sub_count);
+}
+
 /*
- * Returns 1 when `value` is of kind `kind`; otherwise reports it and returns 0
- * (or -ENOMEM).
+ * Returns 1 when `value` is of kind `kind` (a scalar must also not be
+ * empty); otherwise reports it and returns 0 (or -ENOMEM).
  */
 static int expect_kind(struct schema_ctx *ctx, const struct schema_key *key,
 		       const struct yt_node *value, enum yt_kind kind)
@@ -137,28 +178,503 @@ static int expect_kind(struct schema_ctx *ctx, const struct schema_key *key,
 	};
 	int r;
 
-	/* An empty value ("key:" with nothing after it) is a null scalar: it passes here. */
-	if (value->kind == kind)
+	if (value->kind == kind && !(kind == YT_SCALAR && value->scalar.is_null))
 		return 1;
 	r = report(ctx, value, "'%s' must be %s, got %s", key->name, kind_names[kind],
 		   yt_node_describe(value));
 	return r < 0 ? r : 0;
 }
 
+/* A scalar that must not hold NUL bytes; returns 1 when usable. */
+static int expect_text(struct schema_ctx *ctx, const struct schema_key *key,
+		       const struct yt_node *value)
+{
+	int r = expect_kind(ctx, key, value, YT_SCALAR);
+
+	if (r <= 0)
+		return r;
+	if (memchr(value->scalar.text, '\0', value->scalar.len)) {
+		r = report(ctx, value, "'%s' contains a NUL byte", key->name);
+		return r < 0 ? r : 0;
+	}
+	return 1;
+}
+
+/* Reports a value parser's failure: "invalid 'KEY': WHY". */
+static int invalid(struct schema_ctx *ctx, const struct schema_key *key,
+		   const struct yt_node *value, const char *why)
+{
+	return report(ctx, value, "invalid '%s': %s", key->name, why);
+}
+
+/* Matches a scalar against `names`; returns the index, -1 (reported) or -ENOMEM - 1. */
+static int check_enum(struct schema_ctx *ctx, const struct schema_key *key,
+		      const struct yt_node *value, const char *const *names, size_t count)
+{
+	char excerpt[TP_EXCERPT_MAX];
+	char list[256] = "";
+	size_t used = 0;
+	int r;
+
+	r = expect_text(ctx, key, value);
+	if (r < 0)
+		return r - 1;
+	if (r == 0)
+		return -1;
+	for (size_t i = 0; i < count; i++) {
+		if (yt_scalar_equals(value, names[i]))
+			return (int)i;
+		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
+					 i ? ", " : "", names[i]);
+		if (used >= sizeof(list))
+			used = sizeof(list) - 1;
+	}
+	r = report(ctx, value, "'%s' must be one of: %s; got '%s'", key->name, list,
+		   tp_excerpt(excerpt, value->scalar.text, value->scalar.len));
+	return r < 0 ? r - 1 : -1;
+}
+
+/* check_enum's result -> 0 or -ENOMEM for the caller's return. */
+static int enum_status(int index)
+{
+	return index < -1 ? index + 1 : 0;
+}
+
+static int add_gap(struct schema_ctx *ctx, const char *field, struct tp_pos pos)
+{
+	const struct tp_field_info *info = tp_field_find(field);
+	struct tp_envelope *env = ctx->env;
+	struct tp_gap *gaps;
+
+	if (!info || !info->restricts)
+		return -EINVAL;	/* a bug: every gap has a restricting row */
+	for (size_t i = 0; i < env->gap_count; i++)
+		if (strcmp(env->gaps[i].field, field) == 0)
+			return 0;
+	gaps = realloc(env->gaps, (env->gap_count + 1) * sizeof(*gaps));
+	if (!gaps)
+		return -ENOMEM;
+	env->gaps = gaps;
+	gaps[env->gap_count++] = (struct tp_gap){ info->field, info->mechanism, pos };
+	return 0;
+}
+
+/*
+ * Duplicate detection by sorting, so a list of 10^5 entries costs
+ * O(n log n), not O(n^2).  Calls on_dup(later, first) for every element
+ * equal (by cmp) to one before it in the list.
+ */
+typedef int (*elem_cmp_fn)(const void *a, const void *b);
+typedef int (*dup_fn)(struct schema_ctx *ctx, const void *later, const void *first);
+
+struct dup_slot {
+	const void *elem;
+	size_t index;
+};
+
+static int dup_slot_compare(const void *a, const void *b, void *arg)
+{
+	const struct dup_slot *x = a, *y = b;
+	elem_cmp_fn cmp = *(elem_cmp_fn *)arg;
+	int r = cmp(x->elem, y->elem);
+
+	if (r)
+		return r;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int find_duplicates(struct schema_ctx *ctx, const void *base, size_t count, size_t size,
+			   elem_cmp_fn cmp, dup_fn on_dup)
+{
+	_cleanup_free_ struct dup_slot *slots = NULL;
+	int r;
+
+	if (count < 2)
+		return 0;
+	slots = calloc(count, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < count; i++)
+		slots[i] = (struct dup_slot){ (const char *)base + i * size, i };
+	qsort_r(slots, count, sizeof(*slots), dup_slot_compare, &cmp);
+	for (size_t i = 1, first = 0; i < count; i++) {
+		if (cmp(slots[first].elem, slots[i].elem) != 0) {
+			first = i;
+			continue;
+		}
+		r = on_dup(ctx, slots[i].elem, slots[first].elem);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* A path or other user text for a message: escaped and cut (tp_excerpt). */
+static const char *esc(char buf[TP_EXCERPT_MAX], const char *text)
+{
+	return tp_excerpt(buf, text, strlen(text));
+}
+
+/* ---- scalars ----------------------------------------------------------- */
+
+static bool is_identifier(const char *text, size_t len)
+{
+	if (len == 0 || len > 64)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = text[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			     (c >= '0' && c <= '9');
+
+		if (!alnum && (i == 0 || (c != '.' && c != '_' && c != '-')))
+			return false;
+	}
+	return true;
+}
+
+/* Copies a scalar's text; returns 0 or -ENOMEM. */
+static int dup_text(const struct yt_node *value, char **out)
+{
+	char *copy = strndup(value->scalar.text, value->scalar.len);
+
+	if (!copy)
+		return -ENOMEM;
+	free(*out);
+	*out = copy;
+	return 0;
+}
+
+static int check_identifier(struct schema_ctx *ctx, const struct schema_key *key,
+			    const struct yt_pair *pair)
+{
+	const struct yt_node *value = pair->value;
+	char excerpt[TP_EXCERPT_MAX];
+	int r = expect_text(ctx, key, value);
+
+	if (r <= 0)
+		return r;
+	if (!is_identifier(value->scalar.text, value->scalar.len))
+		return report(ctx, value,
+			      "invalid '%s': '%s' must be 1 to 64 letters, digits, '.', '_' or '-', "
+			      "starting with a letter or digit",
+			      key->name, tp_excerpt(excerpt, value->scalar.text, value->scalar.len));
+	return dup_text(value, key->arg == 0 ? &ctx->env->tenant : &ctx->env->run_id);
+}
+
+static int check_revision(struct schema_ctx *ctx, const struct schema_key *key,
+			  const struct yt_pair *pair)
+{
+	const struct yt_node *value = pair->value;
+	int r = expect_text(ctx, key, value);
+
+	if (r <= 0)
+		return r;
+	if (value->scalar.len > 128)
+		return invalid(ctx, key, value, "at most 128 characters");
+	if (value->scalar.text[0] == '<' && value->scalar.text[value->scalar.len - 1] == '>')
+		return invalid(ctx, key, value, "this is a placeholder: write the actual revision");
+	for (size_t i = 0; i < value->scalar.len; i++) {
+		unsigned char c = (unsigned char)value->scalar.text[i];
+
+		if (c < 0x20 || c > 0x7e)
+			return invalid(ctx, key, value, "only printable ASCII characters are allowed");
+	}
+	return dup_text(value, &ctx->env->runtime_revision);
+}
+
+static int check_bool(struct schema_ctx *ctx, const struct schema_key *key,
+		      const struct yt_node *value, bool *out)
+{
+	char why[TP_WHY_MAX];
+	int r = expect_text(ctx, key, value);
+
+	if (r <= 0)
+		return r;
+	if (tp_parse_bool(value->scalar.text, value->scalar.len, out, why, sizeof(why)))
+		return invalid(ctx, key, value, why);
+	return 0;
+}
+
+static int check_digest(struct schema_ctx *ctx, const struct schema_key *key,
+			const struct yt_node *value, uint8_t digest[32], bool *has)
+{
+	char why[TP_WHY_MAX];
+	int r = expect_text(ctx, key, value);
+
+	if (r <= 0)
+		return r;
+	if (tp_parse_digest(value->scalar.text, value->scalar.len, digest, why, sizeof(why)))
+		return invalid(ctx, key, value, why);
+	*has = true;
+	return 0;
+}
+
+/* ---- limits ------------------------------------------------------------ */
+
+enum limit_syntax { SIZE, DURATION, CPU, COUNT };
+
+static const struct limit_spec {
+	enum limit_syntax syntax;
+	uint64_t min, max;
+} limit_specs[TP_LIMIT_COUNT] = {
+	[TP_LIMIT_CPU_MILLI] = { CPU, 10, 1024000 },
+	[TP_LIMIT_MEMORY_BYTES] = { SIZE, 1ull << 20, 1ull << 50 },
+	[TP_LIMIT_PROCESS_COUNT] = { COUNT, 1, 4194304 },
+	[TP_LIMIT_DISK_BYTES] = { SIZE, 1ull << 20, 1ull << 50 },
+	[TP_LIMIT_OPEN_FILES] = { COUNT, 16, 1048576 },
+	[TP_LIMIT_OUTPUT_BYTES] = { SIZE, 1, 1ull << 40 },
+	[TP_LIMIT_WALL_CLOCK_MS] = { DURATION, 1000, 30ull * 24 * 3600 * 1000 },
+	[TP_LIMIT_WORKSPACE_BYTES] = { SIZE, 1ull << 20, 1ull << 50 },
+	[TP_LIMIT_EGRESS_BYTES] = { SIZE, 1, 1ull << 50 },
+	[TP_LIMIT_LEASE_MS] = { DURATION, 1000, 30ull * 24 * 3600 * 1000 },
+};
+
+const char *const tp_limit_keys[TP_LIMIT_COUNT] = {
+	[TP_LIMIT_CPU_MILLI] = "resources.cpu",
+	[TP_LIMIT_MEMORY_BYTES] = "resources.memory_bytes",
+	[TP_LIMIT_PROCESS_COUNT] = "resources.process_count",
+	[TP_LIMIT_DISK_BYTES] = "resources.disk_bytes",
+	[TP_LIMIT_OPEN_FILES] = "resources.open_files",
+	[TP_LIMIT_OUTPUT_BYTES] = "resources.output_bytes",
+	[TP_LIMIT_WALL_CLOCK_MS] = "resources.wall_clock",
+	[TP_LIMIT_WORKSPACE_BYTES] = "filesystem.workspace.max_bytes",
+	[TP_LIMIT_EGRESS_BYTES] = "network_egress.max_bytes",
+	[TP_LIMIT_LEASE_MS] = "cleanup.lease",
+};
+
+static int check_limit(struct schema_ctx *ctx, const struct schema_key *key,
+		       const struct yt_pair *pair)
+{
+	const struct limit_spec *spec = &limit_specs[key->arg];
+	const struct yt_node *value = pair->value;
+	char why[TP_WHY_MAX];
+	uint64_t v = 0;
+	int r = expect_text(ctx, key, value);
+
+	if (r <= 0)
+		return r;
+	switch (spec->syntax) {
+	case SIZE:
+		r = tp_parse_size(value->scalar.text, value->scalar.len, spec->min, spec->max, &v,
+				  why, sizeof(why));
+		break;
+	case DURATION:
+		r = tp_parse_duration(value->scalar.text, value->scalar.len, spec->min, spec->max,
+				      &v, why, sizeof(why));
+		break;
+	case CPU:
+		r = tp_parse_cpu(value->scalar.text, value->scalar.len, spec->min, spec->max, &v,
+				 why, sizeof(why));
+		break;
+	case COUNT:
+		r = tp_parse_uint(value->scalar.text, value->scalar.len, spec->min, spec->max, &v,
+				  why, sizeof(why));
+		break;
+	}
+	if (r)
+		return invalid(ctx, key, value, why);
+	ctx->env->limits[key->arg] = v;
+	ctx->env->limit_pos[key->arg] = pos_of(pair->key);
+	return add_gap(ctx, tp_limit_keys[key->arg], pos_of(pair->key));
+}
+
+/* ---- paths ------------------------------------------------------------- */
+
+static const char *const kernel_trees[] = { "/proc", "/sys", "/dev" };
+
+static bool path_within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return true;
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/*
+ * Parses an absolute path value (workspace.path, workspace.source, an
+ * input's path, audit.sink): normalised, not too long.  Returns 1 with *out
+ * set, 0 when reported, or -ENOMEM.
+ */
+static int parse_absolute(struct schema_ctx *ctx, const struct schema_key *key,
+			  const struct yt_node *value, char **out)
+{
+	_cleanup_free_ char *normalized = NULL;
+	char excerpt[TP_EXCERPT_MAX];
+	size_t len;
+	int r;
+
+	if (value->kind == YT_SCALAR && value->scalar.is_null) {
+		r = report(ctx, value, "'%s' must be an absolute path, got an empty value", key->name);
+		return r < 0 ? r : 0;
+	}
+	r = expect_text(ctx, key, value);
+	if (r <= 0)
+		return r;
+	if (value->scalar.text[0] != '/') {
+		r = report(ctx, value, "'%s' must be an absolute path (starting with '/'), got '%s'",
+			   key->name, tp_excerpt(excerpt, value->scalar.text, value->scalar.len));
+		return r < 0 ? r : 0;
+	}
+	normalized = tp_path_normalize(value->scalar.text);
+	if (!normalized)
+		return -errno;
+	len = strlen(normalized);
+	if (len > PATH_RULE_MAX_BYTES) {
+		r = report(ctx, value,
+			   "'%s' is %zu bytes long after normalisation, over the limit of %d: "
+			   "the kernel's path rule key holds at most %d bytes",
+			   key->name, len, PATH_RULE_MAX_BYTES, PATH_RULE_MAX_BYTES);
+		return r < 0 ? r : 0;
+	}
+	free(*out);
+	*out = TAKE_PTR(normalized);
+	return 1;
+}
+
+/*
+ * One path pattern (tp_parse_path_pattern, shared with task contracts).
+ * Returns 1 with *entry filled, 0 when reported, or -ENOMEM.
+ */
+static int parse_pattern(struct schema_ctx *ctx, const char *list, const struct yt_node *value,
+			 enum tp_pattern_where where, struct tp_path_entry *entry)
+{
+	char why[TP_PATTERN_WHY_MAX];
+	int r;
+
+	if (value->kind != YT_SCALAR || value->scalar.is_null) {
+		r = report(ctx, value, "entries of '%s' must be paths, got %s", list,
+			   yt_node_describe(value));
+		return r < 0 ? r : 0;
+	}
+	r = tp_parse_path_pattern(value->scalar.text, value->scalar.len, where, entry, why,
+				  sizeof(why));
+	if (r == -EINVAL) {
+		r = report(ctx, value, "invalid entry in '%s': %s", list, why);
+		return r < 0 ? r : 0;
+	}
+	if (r < 0)
+		return r;
+	entry->pos = pos_of(value);
+	return 1;
+}
+
+static struct tp_path_list *path_list_of(struct tp_envelope *env, int which)
+{
+	switch (which) {
+	case 0: return &env->read;
+	case 1: return &env->write;
+	case 2: return &env->exec;
+	case 3: return &env->deny;
+	default: return &env->workspace_write;
+	}
+}
+
+static const char *const path_list_names[] = {
+	"filesystem.read", "filesystem.write", "filesystem.exec", "filesystem.deny",
+	"filesystem.workspace.write", "filesystem.workspace.path", "filesystem.inputs",
+	"filesystem.root",
+};
+
+static void path_list_clear(struct tp_path_list *list)
+{
+	for (size_t i = 0; i < list->count; i++)
+		free(list->items[i].path);
+	free(list->items);
+	*list = (struct tp_path_list){ 0 };
+}
+
+static int path_entry_compare(const void *a, const void *b)
+{
+	const struct tp_path_entry *x = a, *y = b;
+
+	if (x->relative != y->relative)
+		return x->relative ? 1 : -1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+static _Thread_local const char *dup_list_name;	/* for path_entry_duplicate's message */
+
+static int path_entry_duplicate(struct schema_ctx *ctx, const void *later, const void *first)
+{
+	const struct tp_path_entry *e = later, *f = first;
+
+	char buf[TP_EXCERPT_MAX];
+
+	return report_at(ctx, e->pos, "'%s%s%s' is listed twice in '%s' (first at line %u, "
+			 "column %u)", esc(buf, e->path), e->kind == TP_PATH_SUBTREE && e->path[0] ? "/" : "",
+			 e->kind == TP_PATH_SUBTREE ? "**" : "", dup_list_name, f->pos.line,
+			 f->pos.column);
+}
+
+static int check_path_list(struct schema_ctx *ctx, const struct schema_key *key,
+			   const struct yt_pair *pair)
+{
+	struct tp_path_list *list = path_list_of(ctx->env, key->arg);
+	const char *name = path_list_names[key->arg];
+	const struct yt_node *value = pair->value;
+	enum tp_pattern_where where = TP_PATTERN_ANY;
+	int r = expect_kind(ctx, key, value, YT_SEQUENCE);
+
+	if (r <= 0)
+		return r;
+	if (key->arg == 4)
+		where = TP_PATTERN_RELATIVE;
+	path_list_clear(list);	/* workspace.write's default */
+	list->items = calloc(value->sequence.count ? value->sequence.count : 1,
+			     sizeof(*list->items));
+	if (!list->items)
+		return -ENOMEM;
+
+	for (size_t i = 0; i < value->sequence.count; i++) {
+		const struct yt_node *item = value->sequence.items[i];
+		struct tp_path_entry entry;
+
+		r = parse_pattern(ctx, name, item, where, &entry);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			continue;
+		if (key->arg == 1 && entry.relative) {
+			char buf[TP_EXCERPT_MAX];
+
+			r = report(ctx, item,
+				   "'%s' in 'filesystem.write' is relative: write grants inside the "
+				   "workspace go under 'filesystem.workspace.write'",
+				   tp_excerpt(buf, item->scalar.text, item->scalar.len));
+			free(entry.path);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		list->items[list->count++] = entry;
+	}
+	dup_list_name = name;
+	r = find_duplicates(ctx, list->items, list->count, sizeof(*list->items),
+			    path_entry_compare, path_entry_duplicate);
+	if (r < 0)
+		return r;
+	if (key->arg == 2)
+		ctx->exec_written = true;
+	if (key->arg == 3 && list->count)
+		return add_gap(ctx, "filesystem.deny", pos_of(pair->key));
+	return 0;
+}
+
+/* ---- sandbox.filesystem ------------------------------------------------ */
+
 static int check_root(struct schema_ctx *ctx, const struct schema_key *key,
 		      const struct yt_pair *pair)
 {
 	const struct yt_node *value = pair->value;
 	char excerpt[TP_EXCERPT_MAX];
-	int r;
 
-	r = expect_kind(ctx, key, value, YT_SCALAR);
-	if (r <= 0)
-		return r;
-	if (yt_scalar_equals(value, "read_only")) {
-		ctx->env->root = TP_ROOT_READ_ONLY;
+	if (value->kind != YT_SCALAR)
+		return expect_kind(ctx, key, value, YT_SCALAR) < 0 ? -ENOMEM : 0;
+	if (yt_scalar_equals(value, "read_only"))
 		return 0;
-	}
 	if (value->scalar.is_null)
 		return report(ctx, value,
 			      "'root' must be 'read_only' (the only mode this version enforces), "
@@ -168,129 +684,1119 @@ static int check_root(struct schema_ctx *ctx, const struct schema_key *key,
 		      tp_excerpt(excerpt, value->scalar.text, value->scalar.len));
 }
 
-static const char *const kernel_trees[] = { "/proc", "/sys", "/dev" };
-
 static int check_workspace_path(struct schema_ctx *ctx, const struct schema_key *key,
 				const struct yt_pair *pair)
 {
-	const struct yt_node *value = pair->value;
-	_cleanup_free_ char *normalized = NULL;
-	char excerpt[TP_EXCERPT_MAX];
-	size_t len;
-	int r;
+	char *path = NULL;
+	int r = parse_absolute(ctx, key, pair->value, &path);
 
-	r = expect_kind(ctx, key, value, YT_SCALAR);
 	if (r <= 0)
 		return r;
-	if (value->scalar.is_null)
-		return report(ctx, value, "'path' must be an absolute path, got an empty value");
-	/* A "\0" escape: C strings would silently cut the path there. */
-	if (memchr(value->scalar.text, '\0', value->scalar.len))
-		return report(ctx, value, "'path' contains a NUL byte");
-	if (value->scalar.text[0] != '/')
-		return report(ctx, value, "'path' must be an absolute path (starting with '/'), got '%s'",
-			      tp_excerpt(excerpt, value->scalar.text, value->scalar.len));
-
-	normalized = tp_path_normalize(value->scalar.text);
-	if (!normalized)
-		return -errno;
-	len = strlen(normalized);
-	if (len > PATH_RULE_MAX_BYTES)
-		return report(ctx, value,
-			      "'path' is %zu bytes long after normalisation, over the limit of %d: "
-			      "the kernel's path rule key holds at most %d bytes",
-			      len, PATH_RULE_MAX_BYTES, PATH_RULE_MAX_BYTES);
 	/* The workspace is writable: at "/" nothing would be read-only any more. */
-	if (strcmp(normalized, "/") == 0)
-		return report(ctx, value,
+	if (strcmp(path, "/") == 0) {
+		free(path);
+		return report(ctx, pair->value,
 			      "the workspace must not be '/': that would make the whole file "
 			      "system writable");
-
+	}
 	/*
 	 * Beneath these, a "file" is a kernel interface (sysctl, sysrq, device
 	 * nodes, cgroup control files): making them writable is not a workspace.
 	 */
-	for (size_t i = 0; i < sizeof(kernel_trees) / sizeof(kernel_trees[0]); i++) {
-		size_t n = strlen(kernel_trees[i]);
-
-		if (strncmp(normalized, kernel_trees[i], n) == 0 &&
-		    (normalized[n] == '/' || normalized[n] == 0))
-			return report(ctx, value,
+	for (size_t i = 0; i < ARRAY_SIZE(kernel_trees); i++) {
+		if (path_within(path, kernel_trees[i])) {
+			free(path);
+			return report(ctx, pair->value,
 				      "the workspace must not be in %s: files there are kernel "
 				      "interfaces, not storage",
 				      kernel_trees[i]);
+		}
 	}
-
-	ctx->env->workspace_path = TAKE_PTR(normalized);
+	free(ctx->env->workspace_path);
+	ctx->env->workspace_path = path;
 	return 0;
 }
 
+static int check_workspace_source(struct schema_ctx *ctx, const struct schema_key *key,
+				  const struct yt_pair *pair)
+{
+	int r = parse_absolute(ctx, key, pair->value, &ctx->env->workspace_source);
+
+	if (r <= 0)
+		return r;
+	return add_gap(ctx, "filesystem.workspace.source", pos_of(pair->key));
+}
+
+static int check_workspace_mode(struct schema_ctx *ctx, const struct schema_key *key,
+				const struct yt_pair *pair)
+{
+	static const char *const modes[] = { "existing", "fresh", "fresh_overlay" };
+	int i = check_enum(ctx, key, pair->value, modes, ARRAY_SIZE(modes));
+
+	if (i < 0)
+		return enum_status(i);
+	ctx->env->workspace_mode = (enum tp_workspace_mode)i;
+	if (i == TP_WORKSPACE_EXISTING)
+		return 0;
+	return add_gap(ctx, "filesystem.workspace.mode", pos_of(pair->key));
+}
+
 static const struct schema_key workspace_keys[] = {
-	{ "path", check_workspace_path, true },
-	{ "mode", NULL, false },
-	{ "max_bytes", NULL, false },
+	KEY("path", check_workspace_path, true, 0),
+	KEY("source", check_workspace_source, false, 0),
+	KEY("mode", check_workspace_mode, false, 0),
+	KEY("max_bytes", check_limit, false, TP_LIMIT_WORKSPACE_BYTES),
+	KEY("write", check_path_list, false, 4),
 };
 
 static int check_workspace(struct schema_ctx *ctx, const struct schema_key *key,
 			   const struct yt_pair *pair)
 {
-	int r = expect_kind(ctx, key, pair->value, YT_MAPPING);
+	int r;
+
+	ctx->workspace_pos = pos_of(pair->key);
+	r = check_submapping(ctx, key, pair);
+	if (r < 0)
+		return r;
+	if (ctx->env->workspace_mode == TP_WORKSPACE_FRESH_OVERLAY && !ctx->env->workspace_source)
+		return report(ctx, pair->key, "a 'fresh_overlay' workspace needs a 'source'");
+	return 0;
+}
+
+/* One input: {path, digest, mode}. */
+static int check_input_path(struct schema_ctx *ctx, const struct schema_key *key,
+			    const struct yt_pair *pair)
+{
+	struct tp_input *input = &ctx->env->inputs[ctx->env->input_count];
+	int r = parse_absolute(ctx, key, pair->value, &input->path);
+
+	if (r > 0)
+		input->pos = pos_of(pair->value);
+	return r < 0 ? r : 0;
+}
+
+static int check_input_digest(struct schema_ctx *ctx, const struct schema_key *key,
+			      const struct yt_pair *pair)
+{
+	struct tp_input *input = &ctx->env->inputs[ctx->env->input_count];
+	int r = check_digest(ctx, key, pair->value, input->digest, &input->has_digest);
+
+	if (r < 0 || !input->has_digest)
+		return r;
+	return add_gap(ctx, "filesystem.inputs.digest", pos_of(pair->key));
+}
+
+static int check_input_mode(struct schema_ctx *ctx, const struct schema_key *key,
+			    const struct yt_pair *pair)
+{
+	static const char *const modes[] = { "read_only" };
+
+	return enum_status(check_enum(ctx, key, pair->value, modes, ARRAY_SIZE(modes)));
+}
+
+static const struct schema_key input_keys[] = {
+	KEY("path", check_input_path, true, 0),
+	KEY("digest", check_input_digest, false, 0),
+	KEY("mode", check_input_mode, false, 0),
+};
+
+static int input_compare(const void *a, const void *b)
+{
+	return strcmp(((const struct tp_input *)a)->path, ((const struct tp_input *)b)->path);
+}
+
+static int input_duplicate(struct schema_ctx *ctx, const void *later, const void *first)
+{
+	const struct tp_input *i = later, *f = first;
+
+	char buf[TP_EXCERPT_MAX];
+
+	return report_at(ctx, i->pos, "input '%s' is listed twice (first at line %u, column %u)",
+			 esc(buf, i->path), f->pos.line, f->pos.column);
+}
+
+static int check_inputs(struct schema_ctx *ctx, const struct schema_key *key,
+			const struct yt_pair *pair)
+{
+	const struct yt_node *value = pair->value;
+	struct tp_envelope *env = ctx->env;
+	int r = expect_kind(ctx, key, value, YT_SEQUENCE);
 
 	if (r <= 0)
 		return r;
-	return check_mapping(ctx, "sandbox.filesystem.workspace", pair->key, pair->value,
-			     workspace_keys, sizeof(workspace_keys) / sizeof(*workspace_keys));
+	env->inputs = calloc(value->sequence.count + 1, sizeof(*env->inputs));
+	if (!env->inputs)
+		return -ENOMEM;
+	for (size_t i = 0; i < value->sequence.count; i++) {
+		const struct yt_node *item = value->sequence.items[i];
+		struct tp_input *input = &env->inputs[env->input_count];
+
+		if (item->kind != YT_MAPPING) {
+			r = report(ctx, item, "entries of 'inputs' must be mappings with a 'path', "
+				   "got %s", yt_node_describe(item));
+			if (r < 0)
+				return r;
+			continue;
+		}
+		r = check_mapping(ctx, "sandbox.filesystem.inputs", item, item, input_keys,
+				  ARRAY_SIZE(input_keys));
+		if (r < 0)
+			return r;
+		if (input->path)
+			env->input_count++;
+		else
+			*input = (struct tp_input){ 0 };
+	}
+	return find_duplicates(ctx, env->inputs, env->input_count, sizeof(*env->inputs),
+			       input_compare, input_duplicate);
+}
+
+static int check_devices(struct schema_ctx *ctx, const struct schema_key *key,
+			 const struct yt_pair *pair)
+{
+	int r = expect_kind(ctx, key, pair->value, YT_SEQUENCE);
+
+	if (r <= 0)
+		return r;
+	if (pair->value->sequence.count == 0)
+		return 0;
+	return report(ctx, pair->value->sequence.items[0],
+		      "'devices' must be [] in this version: runs get /dev/null, zero, full, "
+		      "random, urandom, tty and their own pty, and no other device");
 }
 
 static const struct schema_key filesystem_keys[] = {
-	{ "root", check_root, true },
-	{ "workspace", check_workspace, true },
-	{ "inputs", NULL, false },
-	{ "devices", NULL, false },
+	KEY("root", check_root, true, 0),
+	KEY("inputs", check_inputs, false, 0),
+	SUBMAPPING("workspace", check_workspace, true, workspace_keys,
+		   "sandbox.filesystem.workspace"),
+	KEY("read", check_path_list, false, 0),
+	KEY("write", check_path_list, false, 1),
+	KEY("exec", check_path_list, false, 2),
+	KEY("deny", check_path_list, false, 3),
+	KEY("devices", check_devices, false, 0),
 };
 
-static int check_filesystem(struct schema_ctx *ctx, const struct schema_key *key,
-			    const struct yt_pair *pair)
+/* ---- sandbox.network_egress -------------------------------------------- */
+
+static int check_network_default(struct schema_ctx *ctx, const struct schema_key *key,
+				 const struct yt_pair *pair)
 {
-	int r = expect_kind(ctx, key, pair->value, YT_MAPPING);
+	static const char *const modes[] = { "deny" };
+
+	ctx->network_default_pos = pos_of(pair->key);
+	return enum_status(check_enum(ctx, key, pair->value, modes, ARRAY_SIZE(modes)));
+}
+
+static int destination_compare(const void *pa, const void *pb)
+{
+	const struct tp_destination *a = pa, *b = pb;
+	int r;
+
+	if (!a->host != !b->host)
+		return a->host ? -1 : 1;
+	r = a->host ? strcmp(a->host, b->host) : memcmp(a->addr, b->addr, 16);
+	if (r)
+		return r;
+	if (!a->host && a->prefixlen != b->prefixlen)
+		return a->prefixlen < b->prefixlen ? -1 : 1;
+	if (a->protocols != b->protocols)
+		return a->protocols < b->protocols ? -1 : 1;
+	if (a->port_min != b->port_min)
+		return a->port_min < b->port_min ? -1 : 1;
+	return a->port_max < b->port_max ? -1 : a->port_max > b->port_max;
+}
+
+static int destination_duplicate(struct schema_ctx *ctx, const void *later, const void *first)
+{
+	const struct tp_destination *d = later, *f = first;
+
+	return report_at(ctx, d->pos, "this destination is listed twice (first at line %u, "
+			 "column %u)", f->pos.line, f->pos.column);
+}
+
+/* The mapping form {host | cidr, ports, protocol}; returns 1, 0 (reported) or -ENOMEM. */
+static int parse_destination_mapping(struct schema_ctx *ctx, const struct yt_node *item,
+				     struct tp_destination *dest)
+{
+	static const char *const protocols[] = { "tcp", "udp", "any" };
+	static const uint8_t protocol_bits[] = { TP_PROTO_TCP, TP_PROTO_UDP, TP_PROTO_ANY };
+	char why[TP_WHY_MAX], excerpt[TP_EXCERPT_MAX];
+	const struct yt_node *target = NULL;
+	bool ok = true;
+	int r;
+
+	*dest = (struct tp_destination){ .protocols = TP_PROTO_ANY, .port_min = 1,
+					 .port_max = 65535 };
+	for (size_t i = 0; i < item->mapping.count; i++) {
+		const struct yt_pair *pair = &item->mapping.pairs[i];
+		const struct yt_node *v = pair->value;
+		bool is_host = yt_scalar_equals(pair->key, "host");
+
+		if (is_host || yt_scalar_equals(pair->key, "cidr")) {
+			if (target) {
+				r = report(ctx, pair->key, "a destination has either 'host' or 'cidr', "
+					   "not both");
+				ok = false;
+			} else if (v->kind != YT_SCALAR || v->scalar.is_null ||
+				   memchr(v->scalar.text, '\0', v->scalar.len)) {
+				r = report(ctx, v, "'%s' must be a %s", is_host ? "host" : "cidr",
+					   is_host ? "hostname" : "CIDR block");
+				ok = false;
+			} else if (is_host) {
+				target = v;
+				r = 0;
+				if (tp_parse_hostname(v->scalar.text, v->scalar.len, &dest->host, why,
+						      sizeof(why))) {
+					r = report(ctx, v, "invalid 'host': %s", why);
+					ok = false;
+				}
+			} else {
+				target = v;
+				r = 0;
+				if (tp_parse_cidr(v->scalar.text, v->scalar.len, dest->addr,
+						  &dest->prefixlen, why, sizeof(why))) {
+					r = report(ctx, v, "invalid 'cidr': %s", why);
+					ok = false;
+				}
+			}
+		} else if (yt_scalar_equals(pair->key, "ports")) {
+			r = 0;
+			if (v->kind != YT_SCALAR || v->scalar.is_null) {
+				r = report(ctx, v, "'ports' must be a port or a range such as "
+					   "'8000-8100', got %s", yt_node_describe(v));
+				ok = false;
+			} else if (tp_parse_port_range(v->scalar.text, v->scalar.len, &dest->port_min,
+						       &dest->port_max, why, sizeof(why))) {
+				r = report(ctx, v, "invalid 'ports': %s", why);
+				ok = false;
+			}
+		} else if (yt_scalar_equals(pair->key, "protocol")) {
+			static const struct schema_key protocol_key = KEY("protocol", NULL, false, 0);
+			int p = check_enum(ctx, &protocol_key, v, protocols, ARRAY_SIZE(protocols));
+
+			r = enum_status(p);
+			if (p < 0)
+				ok = false;
+			else
+				dest->protocols = protocol_bits[p];
+		} else {
+			r = report(ctx, pair->key, "unknown key '%s' in a destination (expected one "
+				   "of: host, cidr, ports, protocol)",
+				   tp_excerpt(excerpt, pair->key->scalar.text, pair->key->scalar.len));
+			ok = false;
+		}
+		if (r < 0)
+			return r;
+	}
+	if (!target && ok) {
+		r = report(ctx, item, "a destination needs a 'host' or a 'cidr'");
+		return r < 0 ? r : 0;
+	}
+	return ok && target;
+}
+
+static int check_destinations(struct schema_ctx *ctx, const struct schema_key *key,
+			      const struct yt_pair *pair)
+{
+	const struct yt_node *value = pair->value;
+	struct tp_envelope *env = ctx->env;
+	char why[TP_WHY_MAX];
+	int r = expect_kind(ctx, key, value, YT_SEQUENCE);
 
 	if (r <= 0)
 		return r;
-	return check_mapping(ctx, "sandbox.filesystem", pair->key, pair->value,
-			     filesystem_keys, sizeof(filesystem_keys) / sizeof(*filesystem_keys));
+	env->destinations = calloc(value->sequence.count + 1, sizeof(*env->destinations));
+	if (!env->destinations)
+		return -ENOMEM;
+	for (size_t i = 0; i < value->sequence.count; i++) {
+		const struct yt_node *item = value->sequence.items[i];
+		struct tp_destination dest = { 0 };
+		bool keep = true;
+
+		if (item->kind == YT_MAPPING) {
+			r = parse_destination_mapping(ctx, item, &dest);
+			if (r < 0) {
+				free(dest.host);
+				return r;
+			}
+			keep = r == 1;
+		} else if (item->kind == YT_SCALAR && !item->scalar.is_null &&
+			   !memchr(item->scalar.text, '\0', item->scalar.len)) {
+			if (tp_parse_destination(item->scalar.text, item->scalar.len, &dest, why,
+						 sizeof(why))) {
+				r = report(ctx, item, "invalid destination: %s", why);
+				if (r < 0)
+					return r;
+				keep = false;
+			}
+		} else {
+			r = report(ctx, item, "entries of 'allowed_destinations' must be a hostname, "
+				   "an address or CIDR (with an optional port), or a mapping; got %s",
+				   yt_node_describe(item));
+			if (r < 0)
+				return r;
+			keep = false;
+		}
+		dest.pos = pos_of(item);
+		if (keep)
+			env->destinations[env->destination_count++] = dest;
+		else
+			free(dest.host);
+	}
+	return find_duplicates(ctx, env->destinations, env->destination_count,
+			       sizeof(*env->destinations), destination_compare,
+			       destination_duplicate);
+}
+
+static int check_methods(struct schema_ctx *ctx, const struct schema_key *key,
+			 const struct yt_pair *pair)
+{
+	static const char *const methods[] = { "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE",
+					       "OPTIONS", "CONNECT", "TRACE" };
+	const struct yt_node *value = pair->value;
+	struct tp_envelope *env = ctx->env;
+	int r = expect_kind(ctx, key, value, YT_SEQUENCE);
+
+	if (r <= 0)
+		return r;
+	env->methods = calloc(value->sequence.count + 1, sizeof(*env->methods));
+	if (!env->methods)
+		return -ENOMEM;
+	for (size_t i = 0; i < value->sequence.count; i++) {
+		static const struct schema_key method_key = KEY("methods", NULL, false, 0);
+		const struct yt_node *item = value->sequence.items[i];
+		int m = check_enum(ctx, &method_key, item, methods, ARRAY_SIZE(methods));
+		bool duplicate = false;
+
+		if (m < 0) {
+			r = enum_status(m);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		for (size_t j = 0; j < env->method_count && !duplicate; j++)
+			duplicate = strcmp(env->methods[j], methods[m]) == 0;
+		if (duplicate) {
+			r = report(ctx, item, "method '%s' is listed twice", methods[m]);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		env->methods[env->method_count] = strdup(methods[m]);
+		if (!env->methods[env->method_count])
+			return -ENOMEM;
+		env->method_count++;
+	}
+	if (env->method_count == 0)
+		return 0;
+	return add_gap(ctx, "network_egress.methods", pos_of(pair->key));
+}
+
+static int check_dns_upstream(struct schema_ctx *ctx, const struct schema_key *key,
+			      const struct yt_pair *pair)
+{
+	const struct yt_node *value = pair->value;
+	struct tp_envelope *env = ctx->env;
+	char why[TP_WHY_MAX];
+	int r = expect_kind(ctx, key, value, YT_SEQUENCE);
+
+	if (r <= 0)
+		return r;
+	if (value->sequence.count > 8)
+		return report(ctx, value, "at most 8 DNS upstreams, got %zu", value->sequence.count);
+	env->dns_upstreams = calloc(value->sequence.count + 1, sizeof(*env->dns_upstreams));
+	if (!env->dns_upstreams)
+		return -ENOMEM;
+	for (size_t i = 0; i < value->sequence.count; i++) {
+		const struct yt_node *item = value->sequence.items[i];
+		struct tp_endpoint ep = { 0 };
+		bool duplicate = false;
+
+		if (item->kind != YT_SCALAR || item->scalar.is_null ||
+		    memchr(item->scalar.text, '\0', item->scalar.len)) {
+			r = report(ctx, item, "entries of 'upstream' must be addresses, got %s",
+				   yt_node_describe(item));
+		} else if (tp_parse_endpoint(item->scalar.text, item->scalar.len, 53, &ep, why,
+					     sizeof(why))) {
+			r = report(ctx, item, "invalid 'upstream': %s", why);
+		} else {
+			for (size_t j = 0; j < env->dns_upstream_count && !duplicate; j++)
+				duplicate = memcmp(env->dns_upstreams[j].addr, ep.addr, 16) == 0 &&
+					    env->dns_upstreams[j].port == ep.port;
+			r = 0;
+			if (duplicate)
+				r = report(ctx, item, "this upstream is listed twice");
+			else {
+				ep.pos = pos_of(item);
+				env->dns_upstreams[env->dns_upstream_count++] = ep;
+			}
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int check_dns_ttl(struct schema_ctx *ctx, const struct schema_key *key,
+			 const struct yt_pair *pair)
+{
+	const uint64_t max_ms = (key->arg == 0 ? 1ull : 7ull) * 24 * 3600 * 1000;
+	const struct yt_node *value = pair->value;
+	char why[TP_WHY_MAX];
+	uint64_t ms;
+	int r = expect_text(ctx, key, value);
+
+	if (r <= 0)
+		return r;
+	if (tp_parse_duration(value->scalar.text, value->scalar.len, 1000, max_ms, &ms, why,
+			      sizeof(why)))
+		return invalid(ctx, key, value, why);
+	if (ms % 1000)
+		return invalid(ctx, key, value, "DNS TTLs are whole seconds");
+	if (key->arg == 0)
+		ctx->env->dns_ttl_min_s = (uint32_t)(ms / 1000);
+	else
+		ctx->env->dns_ttl_max_s = (uint32_t)(ms / 1000);
+	return 0;
+}
+
+static const struct schema_key dns_keys[] = {
+	KEY("upstream", check_dns_upstream, false, 0),
+	KEY("min_ttl", check_dns_ttl, false, 0),
+	KEY("max_ttl", check_dns_ttl, false, 1),
+};
+
+static int check_dns(struct schema_ctx *ctx, const struct schema_key *key,
+		     const struct yt_pair *pair)
+{
+	int r = check_submapping(ctx, key, pair);
+
+	if (r < 0)
+		return r;
+	if (ctx->env->dns_ttl_min_s > ctx->env->dns_ttl_max_s)
+		return report(ctx, pair->key, "'min_ttl' (%us) is above 'max_ttl' (%us)",
+			      ctx->env->dns_ttl_min_s, ctx->env->dns_ttl_max_s);
+	return 0;
+}
+
+static const struct schema_key network_keys[] = {
+	KEY("default", check_network_default, false, 0),
+	KEY("allowed_destinations", check_destinations, false, 0),
+	KEY("methods", check_methods, false, 0),
+	KEY("max_bytes", check_limit, false, TP_LIMIT_EGRESS_BYTES),
+	SUBMAPPING("dns", check_dns, false, dns_keys, "sandbox.network_egress.dns"),
+};
+
+/* ---- sandbox: identity, resources, lifetime, artifacts, cleanup, audit -- */
+
+static int check_id(struct schema_ctx *ctx, const struct schema_key *key,
+		    const struct yt_pair *pair)
+{
+	const struct yt_node *value = pair->value;
+	char why[TP_WHY_MAX];
+	uint64_t id;
+	int r = expect_text(ctx, key, value);
+
+	if (r <= 0)
+		return r;
+	if (yt_scalar_equals(value, "0"))
+		return report(ctx, value, "'%s' must not be 0: a run never runs as root", key->name);
+	if (tp_parse_uint(value->scalar.text, value->scalar.len, 1, 4294967294u, &id, why,
+			  sizeof(why)))
+		return invalid(ctx, key, value, why);
+	if (key->arg == 0) {
+		ctx->env->has_uid = true;
+		ctx->env->uid = (uint32_t)id;
+		return add_gap(ctx, "identity.uid", pos_of(pair->key));
+	}
+	ctx->env->has_gid = true;
+	ctx->env->gid = (uint32_t)id;
+	return add_gap(ctx, "identity.gid", pos_of(pair->key));
+}
+
+static const struct schema_key identity_keys[] = {
+	KEY("tenant", check_identifier, false, 0),
+	KEY("run_id", check_identifier, false, 1),
+	KEY("uid", check_id, false, 0),
+	KEY("gid", check_id, false, 1),
+};
+
+static const struct schema_key resource_keys[] = {
+	KEY("cpu", check_limit, false, TP_LIMIT_CPU_MILLI),
+	KEY("memory_bytes", check_limit, false, TP_LIMIT_MEMORY_BYTES),
+	KEY("process_count", check_limit, false, TP_LIMIT_PROCESS_COUNT),
+	KEY("disk_bytes", check_limit, false, TP_LIMIT_DISK_BYTES),
+	KEY("open_files", check_limit, false, TP_LIMIT_OPEN_FILES),
+	KEY("output_bytes", check_limit, false, TP_LIMIT_OUTPUT_BYTES),
+	KEY("wall_clock", check_limit, false, TP_LIMIT_WALL_CLOCK_MS),
+};
+
+static int check_lifetime(struct schema_ctx *ctx, const struct schema_key *key,
+			  const struct yt_pair *pair)
+{
+	static const char *const lifetimes[] = { "persistent", "one_run" };
+	int i = check_enum(ctx, key, pair->value, lifetimes, ARRAY_SIZE(lifetimes));
+
+	if (i < 0)
+		return enum_status(i);
+	ctx->env->lifetime = (enum tp_lifetime)i;
+	if (i == TP_LIFETIME_PERSISTENT)
+		return 0;
+	return add_gap(ctx, "workspace_lifetime", pos_of(pair->key));
+}
+
+/*
+ * Positions of artifacts.allow entries, for duplicate messages; indexed like
+ * env->artifacts.  Freed at the end of parse_into().
+ */
+static _Thread_local struct tp_pos *artifact_pos;
+
+static int artifact_compare(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int artifact_duplicate(struct schema_ctx *ctx, const void *later, const void *first)
+{
+	size_t l = (size_t)((char *const *)later - ctx->env->artifacts);
+	size_t f = (size_t)((char *const *)first - ctx->env->artifacts);
+
+	char buf[TP_EXCERPT_MAX];
+
+	return report_at(ctx, artifact_pos[l], "'%s' is listed twice in 'artifacts.allow' (first "
+			 "at line %u, column %u)", esc(buf, ctx->env->artifacts[l]), artifact_pos[f].line,
+			 artifact_pos[f].column);
+}
+
+static int check_artifact_allow(struct schema_ctx *ctx, const struct schema_key *key,
+				const struct yt_pair *pair)
+{
+	const struct yt_node *value = pair->value;
+	struct tp_envelope *env = ctx->env;
+	int r = expect_kind(ctx, key, value, YT_SEQUENCE);
+
+	if (r <= 0)
+		return r;
+	env->artifacts = calloc(value->sequence.count + 1, sizeof(*env->artifacts));
+	free(artifact_pos);
+	artifact_pos = calloc(value->sequence.count + 1, sizeof(*artifact_pos));
+	if (!env->artifacts || !artifact_pos)
+		return -ENOMEM;
+	for (size_t i = 0; i < value->sequence.count; i++) {
+		const struct yt_node *item = value->sequence.items[i];
+		struct tp_path_entry entry;
+		char *text = NULL;
+
+		r = parse_pattern(ctx, "artifacts.allow", item, TP_PATTERN_RELATIVE, &entry);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			continue;
+		if (entry.kind == TP_PATH_SUBTREE)
+			r = asprintf(&text, "%s%s**", entry.path, entry.path[0] ? "/" : "");
+		else
+			r = asprintf(&text, "%s", entry.path);
+		free(entry.path);
+		if (r < 0)
+			return -ENOMEM;
+		artifact_pos[env->artifact_count] = pos_of(item);
+		env->artifacts[env->artifact_count++] = text;
+	}
+	return find_duplicates(ctx, env->artifacts, env->artifact_count, sizeof(*env->artifacts),
+			       artifact_compare, artifact_duplicate);
+}
+
+static int check_flag(struct schema_ctx *ctx, const struct schema_key *key,
+		      const struct yt_pair *pair)
+{
+	struct tp_envelope *env = ctx->env;
+	bool value = false;
+	int r;
+
+	r = check_bool(ctx, key, pair->value, &value);
+	if (r < 0)
+		return r;
+	switch (key->arg) {
+	case 0:
+		env->artifacts_scan = value;
+		return 0;
+	case 1:
+		env->artifacts_hash = value;
+		return 0;
+	case 2:
+		env->revoke_credentials = value;
+		return value ? add_gap(ctx, "cleanup.revoke_credentials", pos_of(pair->key)) : 0;
+	case 3:
+		if (!value && yt_scalar_equals(pair->value, "false"))
+			return report(ctx, pair->value,
+				      "'verify_process_tree' cannot be turned off: every run's "
+				      "cleanup is verified");
+		return 0;
+	case 4:
+		env->audit_fail_closed = value;
+		return value ? add_gap(ctx, "audit.fail_closed", pos_of(pair->key)) : 0;
+	default:
+		env->audit_record_allowed = value;
+		return 0;
+	}
+}
+
+static const struct schema_key artifact_keys[] = {
+	KEY("allow", check_artifact_allow, false, 0),
+	KEY("scan", check_flag, false, 0),
+	KEY("hash", check_flag, false, 1),
+};
+
+static int check_artifacts(struct schema_ctx *ctx, const struct schema_key *key,
+			   const struct yt_pair *pair)
+{
+	int r = check_submapping(ctx, key, pair);
+
+	if (r < 0)
+		return r;
+	if (pair->value->kind != YT_MAPPING || pair->value->mapping.count == 0)
+		return 0;
+	return add_gap(ctx, "artifacts", pos_of(pair->key));
+}
+
+static const struct schema_key cleanup_keys[] = {
+	KEY("lease", check_limit, false, TP_LIMIT_LEASE_MS),
+	KEY("revoke_credentials", check_flag, false, 2),
+	KEY("verify_process_tree", check_flag, false, 3),
+};
+
+static int check_sink(struct schema_ctx *ctx, const struct schema_key *key,
+		      const struct yt_pair *pair)
+{
+	ctx->audit_sink_pos = pos_of(pair->value);
+	if (yt_scalar_equals(pair->value, "stderr")) {
+		free(TAKE_PTR(ctx->env->audit_sink));
+		return 0;
+	}
+	if (pair->value->kind == YT_SCALAR && !pair->value->scalar.is_null &&
+	    pair->value->scalar.len && pair->value->scalar.text[0] != '/')
+		return report(ctx, pair->value,
+			      "'sink' must be 'stderr' or an absolute path to a JSON Lines file");
+	return parse_absolute(ctx, key, pair->value, &ctx->env->audit_sink) < 0 ? -ENOMEM : 0;
+}
+
+static const struct schema_key audit_keys[] = {
+	KEY("sink", check_sink, false, 0),
+	KEY("fail_closed", check_flag, false, 4),
+	KEY("record_allowed", check_flag, false, 5),
+};
+
+static int check_mode(struct schema_ctx *ctx, const struct schema_key *key,
+		      const struct yt_pair *pair)
+{
+	static const char *const modes[] = { "enforce", "audit" };
+	int i = check_enum(ctx, key, pair->value, modes, ARRAY_SIZE(modes));
+
+	if (i < 0)
+		return enum_status(i);
+	if (i == TP_MODE_AUDIT)
+		return report(ctx, pair->value,
+			      "'mode: audit' is not supported by this version: runs always enforce");
+	return 0;
+}
+
+static int check_image_digest(struct schema_ctx *ctx, const struct schema_key *key,
+			      const struct yt_pair *pair)
+{
+	struct tp_envelope *env = ctx->env;
+	int r = check_digest(ctx, key, pair->value, env->image_digest, &env->has_image_digest);
+
+	if (r < 0 || !env->has_image_digest)
+		return r;
+	return add_gap(ctx, "image_digest", pos_of(pair->key));
+}
+
+static int check_acknowledged(struct schema_ctx *ctx, const struct schema_key *key,
+			      const struct yt_pair *pair)
+{
+	const struct yt_node *value = pair->value;
+	struct tp_envelope *env = ctx->env;
+	char excerpt[TP_EXCERPT_MAX];
+	int r = expect_kind(ctx, key, value, YT_SEQUENCE);
+
+	if (r <= 0)
+		return r;
+	env->acknowledged = calloc(value->sequence.count + 1, sizeof(*env->acknowledged));
+	env->acknowledged_pos = calloc(value->sequence.count + 1, sizeof(*env->acknowledged_pos));
+	if (!env->acknowledged || !env->acknowledged_pos)
+		return -ENOMEM;
+	for (size_t i = 0; i < value->sequence.count; i++) {
+		const struct yt_node *item = value->sequence.items[i];
+		const struct tp_field_info *info = NULL;
+		bool duplicate = false;
+
+		if (item->kind == YT_SCALAR && !item->scalar.is_null &&
+		    !memchr(item->scalar.text, '\0', item->scalar.len))
+			info = tp_field_find(item->scalar.text);
+		if (!info || !info->restricts || info->status != TP_NOT_ENFORCED) {
+			if (item->kind == YT_SCALAR)
+				r = report(ctx, item, "'%s' is not a field this version leaves "
+					   "unenforced; the names are listed in docs/envelope.md",
+					   tp_excerpt(excerpt, item->scalar.text, item->scalar.len));
+			else
+				r = report(ctx, item, "entries of 'acknowledge_unenforced' must be "
+					   "field names, got %s", yt_node_describe(item));
+			if (r < 0)
+				return r;
+			continue;
+		}
+		for (size_t j = 0; j < env->acknowledged_count && !duplicate; j++)
+			duplicate = strcmp(env->acknowledged[j], info->field) == 0;
+		if (duplicate) {
+			r = report(ctx, item, "'%s' is acknowledged twice", info->field);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		env->acknowledged[env->acknowledged_count] = strdup(info->field);
+		if (!env->acknowledged[env->acknowledged_count])
+			return -ENOMEM;
+		env->acknowledged_pos[env->acknowledged_count++] = pos_of(item);
+	}
+	return 0;
 }
 
 static const struct schema_key sandbox_keys[] = {
-	{ "filesystem", check_filesystem, true },
-	{ "image_digest", NULL, false },
-	{ "runtime_revision", NULL, false },
-	{ "identity", NULL, false },
-	{ "network_egress", NULL, false },
-	{ "resources", NULL, false },
-	{ "workspace_lifetime", NULL, false },
-	{ "artifacts", NULL, false },
-	{ "cleanup", NULL, false },
+	KEY("mode", check_mode, false, 0),
+	KEY("image_digest", check_image_digest, false, 0),
+	KEY("runtime_revision", check_revision, false, 0),
+	SUBMAPPING("identity", check_submapping, false, identity_keys, "sandbox.identity"),
+	SUBMAPPING("filesystem", check_submapping, true, filesystem_keys, "sandbox.filesystem"),
+	SUBMAPPING("network_egress", check_submapping, false, network_keys,
+		   "sandbox.network_egress"),
+	SUBMAPPING("resources", check_submapping, false, resource_keys, "sandbox.resources"),
+	KEY("workspace_lifetime", check_lifetime, false, 0),
+	SUBMAPPING("artifacts", check_artifacts, false, artifact_keys, "sandbox.artifacts"),
+	SUBMAPPING("cleanup", check_submapping, false, cleanup_keys, "sandbox.cleanup"),
+	SUBMAPPING("audit", check_submapping, false, audit_keys, "sandbox.audit"),
+	KEY("acknowledge_unenforced", check_acknowledged, false, 0),
 };
 
 static int check_sandbox(struct schema_ctx *ctx, const struct schema_key *key,
 			 const struct yt_pair *pair)
 {
-	int r = expect_kind(ctx, key, pair->value, YT_MAPPING);
+	ctx->env->sandbox_pos = pos_of(pair->key);
+	return check_submapping(ctx, key, pair);
+}
 
-	if (r <= 0)
-		return r;
-	return check_mapping(ctx, "sandbox", pair->key, pair->value,
-			     sandbox_keys, sizeof(sandbox_keys) / sizeof(*sandbox_keys));
+static int check_version(struct schema_ctx *ctx, const struct schema_key *key,
+			 const struct yt_pair *pair)
+{
+	if (yt_scalar_equals(pair->value, "1"))
+		return 0;
+	return report(ctx, pair->value, "'version' must be 1, the only schema version this "
+		      "tether reads");
 }
 
 static const struct schema_key top_keys[] = {
-	{ "sandbox", check_sandbox, true },
+	KEY("version", check_version, false, 0),
+	SUBMAPPING("sandbox", check_sandbox, true, sandbox_keys, "sandbox"),
 };
+
+/* ---- whole-envelope checks --------------------------------------------- */
+
+struct resolved {
+	char *path;
+	enum tp_path_kind kind;
+	int list;		/* index into path_list_names */
+	const struct tp_path_entry *entry;
+};
+
+/* By path, then position (the first written first), so conflicts are reported at the later. */
+static int resolved_compare(const void *pa, const void *pb)
+{
+	const struct resolved *a = pa, *b = pb;
+	int r = strcmp(a->path, b->path);
+
+	if (r)
+		return r;
+	if (a->entry->pos.line != b->entry->pos.line)
+		return a->entry->pos.line < b->entry->pos.line ? -1 : 1;
+	if (a->entry->pos.column != b->entry->pos.column)
+		return a->entry->pos.column < b->entry->pos.column ? -1 : 1;
+	return a->list - b->list;
+}
+
+static void resolved_free(struct resolved *items, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		free(items[i].path);
+	free(items);
+}
+
+/*
+ * Resolves every path entry against the workspace and checks what needs the
+ * whole envelope: length after resolution, a path both granted and denied,
+ * one path both exact and subtree, exact grants (a gap).
+ */
+static int string_ptr_compare(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * The write grant in `sorted` that is `path` or one of its ancestors, or
+ * NULL.  Exact grants count as subtrees here: that is how this version's
+ * kernel rules hold them.
+ */
+static const char *writable_cover(const char **sorted, size_t count, const char *path)
+{
+	char prefix[PATH_MAX];
+	size_t len = strlen(path);
+
+	if (!count || len >= sizeof(prefix))
+		return NULL;
+	memcpy(prefix, path, len + 1);
+	for (;;) {
+		const char *key = prefix;
+		const char **hit = bsearch(&key, sorted, count, sizeof(*sorted), string_ptr_compare);
+
+		if (hit)
+			return *hit;
+		if (len <= 1)
+			return NULL;
+		while (len > 1 && prefix[len - 1] != '/')
+			len--;
+		len = len > 1 ? len - 1 : 1;
+		prefix[len] = '\0';
+	}
+}
+
+/*
+ * What write grants must not reach: kernel interfaces, the whole tree, a
+ * read-only input (the run could also rename an input inside a writable
+ * directory out of its rule), and the audit sink (the run could rewrite its
+ * own record).
+ */
+static int check_writable(struct schema_ctx *ctx, const struct resolved *items, size_t count)
+{
+	const struct tp_envelope *env = ctx->env;
+	_cleanup_free_ const char **writable = calloc(count + 1, sizeof(*writable));
+	char buf[TP_EXCERPT_MAX], buf2[TP_EXCERPT_MAX];
+	size_t n = 0;
+	int r = 0;
+
+	if (!writable)
+		return -ENOMEM;
+	for (size_t i = 0; i < count && r >= 0; i++) {
+		const struct resolved *it = &items[i];
+
+		if (it->list != 1 && it->list != 4)
+			continue;
+		writable[n++] = it->path;
+		if (strcmp(it->path, "/") == 0)
+			r = report_at(ctx, it->entry->pos, "'%s' in '%s' would make the whole file "
+				      "system writable", esc(buf, it->entry->path),
+				      path_list_names[it->list]);
+		for (size_t k = 0; k < ARRAY_SIZE(kernel_trees) && r >= 0; k++)
+			if (path_within(it->path, kernel_trees[k]))
+				r = report_at(ctx, it->entry->pos, "'%s' in '%s' is in %s: files there "
+					      "are kernel interfaces (sysctls, cgroups, devices), never "
+					      "writable by a run", esc(buf, it->path),
+					      path_list_names[it->list], kernel_trees[k]);
+	}
+	qsort(writable, n, sizeof(*writable), string_ptr_compare);
+	for (size_t i = 0; i < count && r >= 0; i++) {
+		const char *cover;
+
+		if (items[i].list != 6)
+			continue;
+		cover = writable_cover(writable, n, items[i].path);
+		if (cover && strcmp(cover, items[i].path) == 0)
+			r = report_at(ctx, items[i].entry->pos, "conflicting rules: input '%s' is "
+				      "read-only, but a write grant names it too",
+				      esc(buf, items[i].path));
+		else if (cover)
+			r = report_at(ctx, items[i].entry->pos, "input '%s' is inside '%s', which the "
+				      "run may write: an input is read-only, and the run could rename "
+				      "it out of its rule; keep inputs outside writable paths",
+				      esc(buf, items[i].path), esc(buf2, cover));
+	}
+	if (r >= 0 && env->audit_sink) {
+		const char *cover = writable_cover(writable, n, env->audit_sink);
+		bool kernel = false;
+
+		for (size_t k = 0; k < ARRAY_SIZE(kernel_trees); k++)
+			kernel |= path_within(env->audit_sink, kernel_trees[k]);
+		if (path_within(env->audit_sink, env->workspace_path))
+			r = report_at(ctx, ctx->audit_sink_pos, "the audit sink '%s' is inside the "
+				      "workspace, where the run could rewrite its own record",
+				      esc(buf, env->audit_sink));
+		else if (cover)
+			r = report_at(ctx, ctx->audit_sink_pos, "the audit sink '%s' is inside '%s', "
+				      "which the run may write: it could rewrite its own record",
+				      esc(buf, env->audit_sink), esc(buf2, cover));
+		else if (kernel)
+			r = report_at(ctx, ctx->audit_sink_pos, "the audit sink '%s' is not a file: "
+				      "write the record to a regular file (or stderr)",
+				      esc(buf, env->audit_sink));
+	}
+	return r;
+}
+
+static int check_paths(struct schema_ctx *ctx)
+{
+	struct tp_envelope *env = ctx->env;
+	_cleanup_free_ struct tp_path_entry *builtin = NULL;
+	char buf[TP_EXCERPT_MAX];
+	struct resolved *items;
+	size_t count = 0, total = 0;
+	int r = 0;
+
+	for (int l = 0; l < 5; l++)
+		total += path_list_of(env, l)->count;
+	/* The workspace, the inputs and the root take part as subtrees. */
+	builtin = calloc(env->input_count + 2, sizeof(*builtin));
+	items = calloc(total + env->input_count + 3, sizeof(*items));
+	if (!items || !builtin) {
+		free(items);
+		return -ENOMEM;
+	}
+	builtin[0] = (struct tp_path_entry){ env->workspace_path, false, TP_PATH_SUBTREE,
+					     ctx->workspace_pos };
+	builtin[1] = (struct tp_path_entry){ (char *)"/", false, TP_PATH_SUBTREE, env->sandbox_pos };
+	for (size_t i = 0; i < env->input_count; i++)
+		builtin[2 + i] = (struct tp_path_entry){ env->inputs[i].path, false, TP_PATH_SUBTREE,
+							 env->inputs[i].pos };
+	for (size_t i = 0; i < env->input_count + 2; i++) {
+		char *copy = strdup(builtin[i].path);
+
+		if (!copy) {
+			resolved_free(items, count);
+			return -ENOMEM;
+		}
+		items[count++] = (struct resolved){ copy, TP_PATH_SUBTREE, i == 0 ? 5 : i == 1 ? 7 : 6,
+						    &builtin[i] };
+	}
+
+	for (int l = 0; l < 5 && r >= 0; l++) {
+		const struct tp_path_list *list = path_list_of(env, l);
+
+		for (size_t i = 0; i < list->count && r >= 0; i++) {
+			const struct tp_path_entry *e = &list->items[i];
+			char *abs = tp_entry_absolute(env->workspace_path, e);
+
+			if (!abs) {
+				r = -ENOMEM;
+				break;
+			}
+			if (strlen(abs) > PATH_RULE_MAX_BYTES) {
+				r = report_at(ctx, e->pos, "'%s' in '%s' is %zu bytes long once "
+					      "joined to the workspace, over the %d bytes a kernel "
+					      "path rule holds", esc(buf, e->path), path_list_names[l],
+					      strlen(abs), PATH_RULE_MAX_BYTES);
+				free(abs);
+				continue;
+			}
+			if (e->kind == TP_PATH_EXACT && l != 3 && e->pos.line)
+				r = add_gap(ctx, "filesystem.exact_paths", e->pos);
+			items[count++] = (struct resolved){ abs, e->kind, l, e };
+		}
+	}
+
+	/* Equal paths end up next to each other; within a run, compare each with the first. */
+	qsort(items, count, sizeof(*items), resolved_compare);
+	for (size_t i = 1, first = 0; i < count && r >= 0; i++) {
+		const struct resolved *a = &items[first], *b = &items[i];
+		bool a_deny = a->list == 3, b_deny = b->list == 3;
+
+		if (strcmp(a->path, b->path) != 0) {
+			first = i;
+			continue;
+		}
+		if (a->kind != b->kind)
+			r = report_at(ctx, b->entry->pos,
+				      "'%s' is given both as an exact path and as a subtree "
+				      "('%s' and '%s'); this version cannot tell them apart",
+				      esc(buf, a->path), path_list_names[a->list],
+				      path_list_names[b->list]);
+		else if (a_deny != b_deny)
+			r = report_at(ctx, b->entry->pos,
+				      "conflicting rules: '%s' is both granted ('%s') and denied "
+				      "('filesystem.deny')",
+				      esc(buf, a->path), path_list_names[a_deny ? b->list : a->list]);
+	}
+	if (r >= 0)
+		r = check_writable(ctx, items, count);
+	resolved_free(items, count);
+	return r < 0 ? r : 0;
+}
+
+static int check_whole(struct schema_ctx *ctx)
+{
+	struct tp_envelope *env = ctx->env;
+	struct tp_pos sandbox = env->sandbox_pos;
+	char buf[TP_EXCERPT_MAX];
+	int r;
+
+	if (!env->workspace_path)
+		return 0;	/* reported already; the checks below need it */
+	if (!env->has_gid && env->has_uid)
+		env->gid = env->uid;
+
+	r = check_paths(ctx);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < env->input_count; i++) {
+		if (path_within(env->workspace_path, env->inputs[i].path)) {
+			r = report_at(ctx, env->inputs[i].pos, "input '%s' contains the workspace: "
+				      "the workspace would be read-only", esc(buf, env->inputs[i].path));
+			if (r < 0)
+				return r;
+		}
+	}
+
+	/* gid defaults to uid: the default restricts as much as a written gid. */
+	for (size_t i = 0; i < env->gap_count && env->has_uid && !env->has_gid; i++) {
+		if (strcmp(env->gaps[i].field, "identity.uid") == 0) {
+			r = add_gap(ctx, "identity.gid", env->gaps[i].pos);
+			if (r < 0)
+				return r;
+			break;
+		}
+	}
+	/* Restricting defaults: exec confinement (W^X) and default-deny egress. */
+	r = add_gap(ctx, "filesystem.exec", sandbox);
+	if (r < 0)
+		return r;
+	r = add_gap(ctx, "network_egress.default",
+		    ctx->network_default_pos.line ? ctx->network_default_pos : sandbox);
+	if (r < 0)
+		return r;
+
+	/*
+	 * Gaps are reported only for envelopes without other errors: an envelope
+	 * with a typo would otherwise also list every gap of the keys that were
+	 * lost to it, burying the real error.
+	 */
+	for (size_t i = 0; i < env->gap_count && ctx->diags->count == ctx->first_diag; i++) {
+		const struct tp_gap *gap = &env->gaps[i];
+		bool acknowledged = false;
+
+		for (size_t j = 0; j < env->acknowledged_count && !acknowledged; j++)
+			acknowledged = strcmp(env->acknowledged[j], gap->field) == 0;
+		if (acknowledged)
+			continue;
+		r = report_at(ctx, gap->pos, "'%s' is not enforced by this version (%s); to run "
+			      "without it, list '%s' under 'acknowledge_unenforced'",
+			      gap->field, gap->why, gap->field);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
 
 /* `root` is NULL for a stream without a document. */
 static int check_envelope(struct schema_ctx *ctx, const struct yt_node *root)
 {
 	static const char empty[] = "empty envelope: expected a mapping with key 'sandbox'";
+	int r;
 
 	if (!root)
 		return tp_diags_add(ctx->diags, ctx->name, 1, 1, "%s", empty);
@@ -299,14 +1805,42 @@ static int check_envelope(struct schema_ctx *ctx, const struct yt_node *root)
 	if (root->kind != YT_MAPPING)
 		return report(ctx, root, "the envelope must be a mapping with key 'sandbox', got %s",
 			      yt_node_describe(root));
-	return check_mapping(ctx, NULL, root, root, top_keys, sizeof(top_keys) / sizeof(*top_keys));
+	r = check_mapping(ctx, NULL, root, root, top_keys, ARRAY_SIZE(top_keys));
+	if (r < 0)
+		return r;
+	return check_whole(ctx);
 }
 
 void tp_envelope_free(struct tp_envelope *env)
 {
 	if (!env)
 		return;
+	free(env->runtime_revision);
+	free(env->tenant);
+	free(env->run_id);
+	for (size_t i = 0; i < env->input_count; i++)
+		free(env->inputs[i].path);
+	free(env->inputs);
 	free(env->workspace_path);
+	free(env->workspace_source);
+	for (int l = 0; l < 5; l++)
+		path_list_clear(path_list_of(env, l));
+	for (size_t i = 0; i < env->destination_count; i++)
+		free(env->destinations[i].host);
+	free(env->destinations);
+	for (size_t i = 0; i < env->method_count; i++)
+		free(env->methods[i]);
+	free(env->methods);
+	free(env->dns_upstreams);
+	for (size_t i = 0; i < env->artifact_count; i++)
+		free(env->artifacts[i]);
+	free(env->artifacts);
+	free(env->audit_sink);
+	free(env->gaps);
+	for (size_t i = 0; i < env->acknowledged_count; i++)
+		free(env->acknowledged[i]);
+	free(env->acknowledged);
+	free(env->acknowledged_pos);
 	free(env);
 }
 
@@ -323,6 +1857,29 @@ static void yt_node_freep(struct yt_node **node)
 static void tp_diags_freep(struct tp_diags *diags)
 {
 	tp_diags_free(diags);
+}
+
+/* The defaults of every optional key (docs/envelope.md). */
+static int envelope_defaults(struct tp_envelope *env)
+{
+	env->mode = TP_MODE_ENFORCE;
+	env->workspace_mode = TP_WORKSPACE_EXISTING;
+	env->lifetime = TP_LIFETIME_PERSISTENT;
+	env->verify_process_tree = true;
+	env->dns_ttl_min_s = 5;
+	env->dns_ttl_max_s = 3600;
+	env->workspace_write.items = calloc(1, sizeof(*env->workspace_write.items));
+	if (!env->workspace_write.items)
+		return -ENOMEM;
+	env->workspace_write.items[0] = (struct tp_path_entry){
+		.path = strdup(""),
+		.relative = true,
+		.kind = TP_PATH_SUBTREE,
+	};
+	if (!env->workspace_write.items[0].path)
+		return -ENOMEM;
+	env->workspace_write.count = 1;
+	return 0;
 }
 
 static int parse_into(const char *name, const char *data, size_t len,
@@ -359,8 +1916,12 @@ static int parse_into(const char *name, const char *data, size_t len,
 	env = calloc(1, sizeof(*env));
 	if (!env)
 		return -ENOMEM;
-	ctx = (struct schema_ctx){ .name = name, .diags = diags, .env = env };
+	r = envelope_defaults(env);
+	if (r < 0)
+		return r;
+	ctx = (struct schema_ctx){ .name = name, .diags = diags, .env = env, .first_diag = first };
 	r = check_envelope(&ctx, root);
+	free(TAKE_PTR(artifact_pos));
 	if (r < 0)
 		return r;
 	if (diags->count > first)
@@ -389,96 +1950,19 @@ int tp_envelope_parse(const char *name, const char *data, size_t len,
 	return r < 0 ? r : s;
 }
 
-/* A problem with the file as a whole: a diagnostic without position. */
-__attribute__((format(printf, 4, 5)))
-static int file_error(struct tp_diags *diags, const char *path, int error, const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = tp_diags_addv(diags, path, 0, 0, fmt, ap);
-	va_end(ap);
-	return r < 0 ? r : error;
-}
-
 int tp_envelope_parse_file(const char *path, struct tp_envelope **out,
 			   struct tp_diags *diags)
 {
 	_cleanup_(tp_diags_freep) struct tp_diags scratch = { 0 };
 	struct tp_diags *list = diags ? diags : &scratch;
-	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *data = NULL;
-	size_t len = 0, capacity;
-	struct stat st;
-	int error;
+	size_t len = 0;
+	int r;
 
 	if (!path || !out)
 		return -EINVAL;
-
-	/*
-	 * O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
-	 * writer; with it the open returns and the type check below refuses it.
-	 * It has no effect on regular files.
-	 */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		error = errno;
-		return file_error(list, path, -error, "cannot open: %s", strerror(error));
-	}
-	if (fstat(fd, &st) < 0) {
-		error = errno;
-		return file_error(list, path, -error, "cannot stat: %s", strerror(error));
-	}
-	if (S_ISDIR(st.st_mode))
-		return file_error(list, path, -EISDIR, "cannot read: %s", strerror(EISDIR));
-	if (!S_ISREG(st.st_mode))
-		return file_error(list, path, -EINVAL, "not a regular file");
-	if (st.st_size > (off_t)TP_ENVELOPE_MAX_BYTES)
-		return file_error(list, path, -EFBIG,
-				  "the file is %jd bytes, over the limit of %u bytes",
-				  (intmax_t)st.st_size, TP_ENVELOPE_MAX_BYTES);
-
-	/*
-	 * st_size is a hint, not a bound: the file may grow while we read, and
-	 * some files report 0.  Read until EOF, never past the limit plus one
-	 * byte (which is enough to know the limit was exceeded).
-	 */
-	capacity = (size_t)st.st_size + 1;
-	data = malloc(capacity);
-	if (!data)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t n;
-
-		if (len == capacity) {
-			size_t grown = capacity * 2;
-			char *p;
-
-			if (capacity > TP_ENVELOPE_MAX_BYTES)
-				break;
-			if (grown > (size_t)TP_ENVELOPE_MAX_BYTES + 1)
-				grown = (size_t)TP_ENVELOPE_MAX_BYTES + 1;
-			p = realloc(data, grown);
-			if (!p)
-				return -ENOMEM;
-			data = p;
-			capacity = grown;
-		}
-		n = read(fd, data + len, capacity - len);
-		if (n < 0) {
-			error = errno;
-			if (error == EINTR)
-				continue;
-			return file_error(list, path, -error, "cannot read: %s", strerror(error));
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	if (len > TP_ENVELOPE_MAX_BYTES)
-		return file_error(list, path, -EFBIG, "the file is over the limit of %u bytes",
-				  TP_ENVELOPE_MAX_BYTES);
-
+	r = tp_file_read(path, TP_ENVELOPE_MAX_BYTES, &data, &len, list);
+	if (r < 0)
+		return r;
 	return tp_envelope_parse(path, data, len, out, list);
 }

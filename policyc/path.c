@@ -65,3 +65,14 @@ char *tp_path_normalize(const char *path)
 	out[out_len] = '\0';
 	return out;
 }
+
+char *tp_entry_absolute(const char *workspace, const struct tp_path_entry *entry)
+{
+	char *out = NULL;
+
+	if (!entry->relative)
+		return strdup(entry->path);
+	if (asprintf(&out, "%s%s%s", workspace, entry->path[0] ? "/" : "", entry->path) < 0)
+		return NULL;
+	return out;
+}

@@ -1,33 +1,43 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * policyc: sandbox envelope (YAML) -> validated model -> compiled rules.
+ * policyc: sandbox envelope (YAML) -> validated model -> compiled policy.
  *
  * A pure library: it reads the envelope file and nothing else, never prints,
  * and reports every problem of a file in one pass as a list of diagnostics,
  * each "FILE:LINE:COLUMN: error: MESSAGE" (lines and columns count from 1).
+ * The schema is documented key by key in docs/envelope.md.
  *
- * Schema accepted by this version (everything else is an error, never ignored):
+ * Three stages:
  *
- *   sandbox:
- *     filesystem:
- *       root: read_only            # the only accepted value
- *       workspace:
- *         path: /abs/dir           # absolute; the run may change files only below it
+ *   tp_envelope_parse()   YAML -> struct tp_envelope: every key, type, unit
+ *                         and range checked; values normalised; positions kept
+ *   tp_policy_compile()   envelope -> struct tp_policy: relative paths resolved
+ *                         against the workspace, conflicts and unenforceable
+ *                         fields reported, everything sorted into one canonical
+ *                         form (semantically equal envelopes compile to equal
+ *                         policies)
+ *   tp_policy_encode()    policy -> the versioned binary ("tpol"), whose
+ *                         sha256 is the policy digest; tp_policy_decode() is
+ *                         its strict inverse
  *
  * Functions return 0 or a negative errno; output parameters are written only
- * on success.  -EINVAL means "the envelope is invalid, see diags".
+ * on success.  -EINVAL means "the input is invalid, see diags".
  */
 #ifndef TETHER_POLICYC_POLICY_H
 #define TETHER_POLICYC_POLICY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "bpf/abi/rules.h"
 
+/* ---- diagnostics ------------------------------------------------------- */
+
 struct tp_diag {
 	char *file;		/* as given by the caller */
-	unsigned int line;	/* 1-based */
+	unsigned int line;	/* 1-based; 0: no position (I/O error, size limit) */
 	unsigned int column;	/* 1-based */
 	char *message;		/* without the "error: " prefix */
 };
@@ -43,17 +53,175 @@ int tp_diags_add(struct tp_diags *diags, const char *file, unsigned int line,
 	__attribute__((format(printf, 5, 6)));
 void tp_diags_free(struct tp_diags *diags);
 /* Formats every diagnostic as "FILE:LINE:COLUMN: error: MESSAGE\n" ("FILE: error:
- * MESSAGE\n" for line 0: no position, e.g. an I/O error) into one malloc'd
- * string ("" when there are none).  Returns 0, -EINVAL or -ENOMEM. */
+ * MESSAGE\n" for line 0) into one malloc'd string ("" when there are none).
+ * Returns 0, -EINVAL or -ENOMEM. */
 int tp_diags_format(const struct tp_diags *diags, char **out);
 
-enum tp_root_mode {
-	TP_ROOT_READ_ONLY = 1,
+/* ---- the envelope model ------------------------------------------------ */
+
+struct tp_pos {
+	unsigned int line;	/* 0: not written in the file (a default) */
+	unsigned int column;
+};
+
+enum tp_mode {
+	TP_MODE_ENFORCE = 0,
+	TP_MODE_AUDIT = 1,	/* allow and record: refused by this version */
+};
+
+/* How a path entry matches: the path itself, or the path and all beneath it. */
+enum tp_path_kind {
+	TP_PATH_EXACT = 0,	/* written "a/b": the path itself */
+	TP_PATH_SUBTREE = 1,	/* written "a/b" + "/" + "**": the path and all beneath */
+};
+
+/* One entry of a path list, as written (after lexical normalisation). */
+struct tp_path_entry {
+	char *path;		/* absolute ("/a/b"), or relative to the workspace ("src/auth",
+				 * "" for the workspace itself); never "**", "//", ".", ".." */
+	bool relative;
+	enum tp_path_kind kind;
+	struct tp_pos pos;
+};
+
+struct tp_path_list {
+	struct tp_path_entry *items;
+	size_t count;
+};
+
+enum tp_proto {
+	TP_PROTO_TCP = 1u << 0,
+	TP_PROTO_UDP = 1u << 1,
+};
+#define TP_PROTO_ANY (TP_PROTO_TCP | TP_PROTO_UDP)
+
+/*
+ * One allowed destination: a hostname (resolved by the controller's DNS
+ * proxy, never by the run) or an address block, with a port range and
+ * protocols.  Addresses are stored in one form for both families: IPv4 as
+ * IPv4-mapped IPv6 (::ffff:a.b.c.d) with prefixlen 96 + n, so "1.2.3.4" and
+ * "::ffff:1.2.3.4" are the same rule.  Host bits below the prefix are zero.
+ */
+struct tp_destination {
+	char *host;		/* lower case, no trailing dot, "*." prefix for a wildcard;
+				 * NULL for an address rule */
+	uint8_t addr[16];
+	uint8_t prefixlen;	/* 0..128 */
+	uint8_t protocols;	/* TP_PROTO_* mask, never 0 */
+	uint16_t port_min;	/* 1..65535; an entry without a port: 1..65535 */
+	uint16_t port_max;
+	struct tp_pos pos;
+};
+
+/* A DNS upstream: an address (mapped form as above) and a port. */
+struct tp_endpoint {
+	uint8_t addr[16];
+	uint16_t port;
+	struct tp_pos pos;
+};
+
+/*
+ * Numeric limits.  A limit that is not set is unlimited; every set value is
+ * at least 1 (0 is out of range everywhere), so 0 in the array also means
+ * "not set".  Units are fixed: bytes, milli-CPUs, milliseconds, seconds.
+ */
+enum tp_limit {
+	TP_LIMIT_CPU_MILLI,		/* resources.cpu: 1000 = one CPU */
+	TP_LIMIT_MEMORY_BYTES,		/* resources.memory_bytes */
+	TP_LIMIT_PROCESS_COUNT,		/* resources.process_count (tasks: threads count) */
+	TP_LIMIT_DISK_BYTES,		/* resources.disk_bytes */
+	TP_LIMIT_OPEN_FILES,		/* resources.open_files */
+	TP_LIMIT_OUTPUT_BYTES,		/* resources.output_bytes */
+	TP_LIMIT_WALL_CLOCK_MS,		/* resources.wall_clock */
+	TP_LIMIT_WORKSPACE_BYTES,	/* filesystem.workspace.max_bytes */
+	TP_LIMIT_EGRESS_BYTES,		/* network_egress.max_bytes */
+	TP_LIMIT_LEASE_MS,		/* cleanup.lease */
+	TP_LIMIT_COUNT
+};
+
+/* "resources.cpu", ...: the envelope key of each limit. */
+extern const char *const tp_limit_keys[TP_LIMIT_COUNT];
+
+enum tp_workspace_mode {
+	TP_WORKSPACE_EXISTING = 0,	/* use (and create if missing) the directory at path */
+	TP_WORKSPACE_FRESH = 1,		/* must be new or empty */
+	TP_WORKSPACE_FRESH_OVERLAY = 2,	/* an overlay over `source` */
+};
+
+enum tp_lifetime {
+	TP_LIFETIME_PERSISTENT = 0,	/* the workspace outlives the run */
+	TP_LIFETIME_ONE_RUN = 1,	/* deleted when the run ends */
+};
+
+struct tp_input {
+	char *path;		/* absolute, normalised */
+	bool has_digest;
+	uint8_t digest[32];	/* sha256 */
+	struct tp_pos pos;
+};
+
+/*
+ * A field whose restriction this version does not enforce.  `field` is its
+ * key below "sandbox" ("network_egress.methods"), the name the envelope lists
+ * under acknowledge_unenforced; `why` says what is missing.
+ */
+struct tp_gap {
+	const char *field;	/* static */
+	const char *why;	/* static */
+	struct tp_pos pos;	/* of the key, or of 'sandbox' for a default */
 };
 
 struct tp_envelope {
-	enum tp_root_mode root;
-	char *workspace_path;	/* absolute, lexically normalised: no "//", ".", "..", trailing "/" */
+	/* sandbox */
+	enum tp_mode mode;
+	bool has_image_digest;
+	uint8_t image_digest[32];
+	char *runtime_revision;		/* NULL: not given */
+	/* sandbox.identity */
+	char *tenant;
+	char *run_id;
+	bool has_uid, has_gid;
+	uint32_t uid, gid;
+	/* sandbox.filesystem */
+	struct tp_input *inputs;
+	size_t input_count;
+	char *workspace_path;		/* absolute, normalised */
+	char *workspace_source;		/* NULL: none */
+	enum tp_workspace_mode workspace_mode;
+	struct tp_path_list read, write, exec, deny;
+	struct tp_path_list workspace_write;	/* relative; default: one subtree entry "" (the whole workspace) */
+	/* sandbox.network_egress */
+	struct tp_destination *destinations;
+	size_t destination_count;
+	char **methods;			/* upper case HTTP methods */
+	size_t method_count;
+	struct tp_endpoint *dns_upstreams;
+	size_t dns_upstream_count;
+	uint32_t dns_ttl_min_s, dns_ttl_max_s;	/* defaults 5 and 3600 */
+	/* sandbox.resources and other limits */
+	uint64_t limits[TP_LIMIT_COUNT];
+	struct tp_pos limit_pos[TP_LIMIT_COUNT];
+	/* sandbox.workspace_lifetime, artifacts, cleanup */
+	enum tp_lifetime lifetime;
+	char **artifacts;		/* workspace-relative, normalised */
+	size_t artifact_count;
+	bool artifacts_scan, artifacts_hash;
+	bool revoke_credentials;
+	bool verify_process_tree;	/* default true */
+	/* sandbox.audit */
+	char *audit_sink;		/* NULL: the controller's stderr; else an absolute path */
+	bool audit_fail_closed;
+	bool audit_record_allowed;
+	/* Gaps this envelope triggers (fields it sets that this version does not
+	 * enforce, and restricting defaults), in file order. */
+	struct tp_gap *gaps;
+	size_t gap_count;
+	/* sandbox.acknowledge_unenforced, as written (validated names) */
+	char **acknowledged;
+	size_t acknowledged_count;
+	struct tp_pos *acknowledged_pos;
+	/* where 'sandbox' is: defaults are reported there */
+	struct tp_pos sandbox_pos;
 };
 
 /* Parses and validates an envelope held in memory; `name` is used in diagnostics. */
@@ -67,23 +235,178 @@ void tp_envelope_free(struct tp_envelope *env);
 
 #define TP_ENVELOPE_MAX_BYTES (4u << 20)
 
-/* One compiled path rule: `path` is absolute and normalised; access is a
- * TETHER_ACCESS_* mask (bpf/abi/rules.h). */
+/* ---- the compiled policy ----------------------------------------------- */
+
+/* One compiled path rule. */
 struct tp_path_rule {
-	char *path;
-	uint32_t access;
+	char *path;		/* absolute, normalised */
+	uint32_t access;	/* TETHER_ACCESS_* mask; 0: nothing (a deny rule) */
+	uint32_t kind;		/* enum tp_path_kind */
 };
 
+/* Address rule, as struct tp_destination without host and position. */
+struct tp_net_rule {
+	uint8_t addr[16];
+	uint8_t prefixlen;
+	uint8_t protocols;
+	uint16_t port_min, port_max;
+};
+
+struct tp_host_rule {
+	char *name;
+	uint8_t protocols;
+	uint16_t port_min, port_max;
+};
+
+enum tp_policy_flags {
+	TP_POLICY_IMAGE_DIGEST = 1u << 0,	/* image_digest is set */
+	TP_POLICY_UID = 1u << 1,		/* uid is set */
+	TP_POLICY_GID = 1u << 2,		/* gid is set */
+	TP_POLICY_ARTIFACTS_SCAN = 1u << 3,
+	TP_POLICY_ARTIFACTS_HASH = 1u << 4,
+	TP_POLICY_REVOKE_CREDENTIALS = 1u << 5,
+	TP_POLICY_VERIFY_PROCESS_TREE = 1u << 6,
+	TP_POLICY_AUDIT_FAIL_CLOSED = 1u << 7,
+	TP_POLICY_AUDIT_RECORD_ALLOWED = 1u << 8,
+};
+
+/*
+ * The canonical compiled policy.  Every list is sorted and free of
+ * duplicates, in the order given with each field, so two semantically equal
+ * envelopes compile to equal structures and equal bytes.
+ */
 struct tp_policy {
+	uint32_t mode;			/* enum tp_mode */
+	uint32_t flags;			/* enum tp_policy_flags */
+	uint8_t image_digest[32];
+	char *runtime_revision;		/* NULL or text */
+	char *tenant;
+	char *run_id;
+	uint32_t uid, gid;
+
+	char *workspace;		/* absolute */
+	char *workspace_source;		/* NULL or absolute */
+	uint32_t workspace_mode;	/* enum tp_workspace_mode */
+	uint32_t lifetime;		/* enum tp_lifetime */
+
+	/* By path (bytewise); a rule's index is its rule_id in the kernel and in audit. */
 	struct tp_path_rule *path_rules;
 	size_t path_rule_count;
+	/* Inputs by path. */
+	struct tp_input *inputs;	/* pos is zero */
+	size_t input_count;
+
+	/* By (addr, prefixlen, protocols, port_min, port_max). */
+	struct tp_net_rule *net_rules;
+	size_t net_rule_count;
+	/* By (name, protocols, port_min, port_max). */
+	struct tp_host_rule *host_rules;
+	size_t host_rule_count;
+	/* Upper case, bytewise. */
+	char **methods;
+	size_t method_count;
+	/* In the order written: the first is asked first. */
+	struct tp_endpoint *dns_upstreams;	/* pos is zero */
+	size_t dns_upstream_count;
+	uint32_t dns_ttl_min_s, dns_ttl_max_s;
+
+	uint64_t limits[TP_LIMIT_COUNT];	/* 0: not set */
+
+	/* Workspace-relative, bytewise. */
+	char **artifacts;
+	size_t artifact_count;
+
+	char *audit_sink;		/* NULL: stderr */
+
+	/* Acknowledged gaps, by field name; only those that are gaps in this version. */
+	char **gaps;
+	size_t gap_count;
 };
 
-/* Envelope -> rules: "/" readable, the workspace readable and writable.  The
- * character devices every program expects to write (/dev/null, ...) are not
- * path rules: the kernel side allows them by device number. */
-int tp_policy_compile(const struct tp_envelope *env, struct tp_policy **out);
+/*
+ * Envelope -> policy.  Reports conflicting rules, rules the kernel cannot
+ * hold, and unacknowledged gaps to `diags` (file name `name`), all at once;
+ * -EINVAL when there was any.
+ */
+int tp_policy_compile(const char *name, const struct tp_envelope *env,
+		      struct tp_policy **out, struct tp_diags *diags);
 void tp_policy_free(struct tp_policy *policy);
+
+/* Reads, parses and compiles one envelope file. */
+int tp_compile_file(const char *path, struct tp_policy **out, struct tp_diags *diags);
+/*
+ * Reads a policy from `path`: a compiled policy (a file that starts with
+ * TP_FORMAT_MAGIC) is decoded, anything else is compiled as an envelope.
+ * Problems are diagnostics, as for tp_compile_file().
+ */
+int tp_policy_load_file(const char *path, struct tp_policy **out, struct tp_diags *diags);
+#define TP_POLICY_MAX_BYTES (64u << 20)
+
+/* ---- the binary form and the digest ------------------------------------ */
+
+#define TP_FORMAT_MAGIC "TPOL"		/* 4 bytes */
+#define TP_FORMAT_VERSION 1u
+
+/* Policy -> canonical bytes (malloc'd). */
+int tp_policy_encode(const struct tp_policy *policy, uint8_t **out, size_t *out_len);
+/*
+ * Bytes -> policy.  Strict: wrong magic, an unknown version, trailing bytes,
+ * truncation, unsorted or duplicate entries, out-of-range values are -EINVAL
+ * (with a one-line reason in `why`, which may be NULL), so decode(encode(p))
+ * is p and every accepted input re-encodes to itself.
+ */
+int tp_policy_decode(const uint8_t *data, size_t len, struct tp_policy **out,
+		     char *why, size_t why_len);
+/* sha256 of the encoded policy. */
+int tp_policy_digest(const struct tp_policy *policy, uint8_t digest[32]);
+/* "sha256:" and 64 lower-case hex digits, NUL-terminated. */
+#define TP_DIGEST_TEXT_MAX (7 + 64 + 1)
+void tp_digest_text(const uint8_t digest[32], char out[TP_DIGEST_TEXT_MAX]);
+
+/* ---- reports ----------------------------------------------------------- */
+
+/*
+ * The guarantee report: for each term of G = K ∧ P ∧ F ∧ N ∧ I ∧ R ∧ T ∧ C,
+ * which fields of the policy it covers and which hook, cgroup limit or
+ * runtime step enforces each, and the acknowledged gaps.
+ */
+int tp_report_write(const struct tp_policy *policy, FILE *out);
+/* A short human summary: read, write, execute, reach, consume, leave behind. */
+int tp_explain_write(const struct tp_policy *policy, FILE *out);
+/*
+ * Every widening and narrowing of authority from `old` to `new`, widenings
+ * first.  *widened is set when anything widened.
+ */
+int tp_diff_write(const struct tp_policy *old_policy, const struct tp_policy *new_policy,
+		  FILE *out, bool *widened);
+
+/* ---- the task contract ------------------------------------------------- */
+
+/*
+ * A task contract (seed 002, "Turn the Request Into a Task Contract"):
+ * task_id, goal, workspace {repository, ref}, allowed_paths, network {allow},
+ * forbidden, approvals, verification, deliverable.  Only allowed_paths,
+ * network.allow and forbidden carry authority the sandbox can check.
+ */
+struct tp_contract;
+
+int tp_contract_parse(const char *name, const char *data, size_t len,
+		      struct tp_contract **out, struct tp_diags *diags);
+int tp_contract_parse_file(const char *path, struct tp_contract **out, struct tp_diags *diags);
+void tp_contract_free(struct tp_contract *contract);
+/*
+ * Checks that `env` grants no more than `contract`: every write the envelope
+ * grants inside the workspace lies within allowed_paths, every write outside
+ * it is reported, every destination lies within network.allow.  Problems are
+ * diagnostics at the envelope's positions (file `env_name`) that name the
+ * contract entry concerned.  Free-text `forbidden` items, which no sandbox can
+ * see, are written to `notes` (may be NULL) one per line.  Returns 0 when the
+ * envelope is within the contract, -EINVAL when not, -ENOMEM.
+ */
+int tp_contract_check(const struct tp_contract *contract, const char *env_name,
+		      const struct tp_envelope *env, struct tp_diags *diags, FILE *notes);
+
+/* ---- paths ------------------------------------------------------------- */
 
 /* Lexical normalisation of an absolute path: collapses "//" and ".", resolves
  * ".." lexically (never above "/"), strips a trailing "/".  Returns a malloc'd

@@ -76,4 +76,28 @@ const char *tp_excerpt(char buf[TP_EXCERPT_MAX], const char *text, size_t len);
 void tp_text_position(const char *data, size_t offset, unsigned int *line,
 		      unsigned int *column);
 
+/*
+ * The absolute path a path entry names: itself, or joined to `workspace`
+ * when relative ("" is the workspace).  malloc'd; NULL when out of memory.
+ */
+char *tp_entry_absolute(const char *workspace, const struct tp_path_entry *entry);
+
+/*
+ * Fills policy->net_rules and host_rules (unsorted) from the envelope's
+ * destinations in one canonical form (destinations.c).  0, -ENOMEM, or
+ * -E2BIG when overlapping port ranges would multiply the rules past a
+ * limit no real envelope reaches.
+ */
+int tp_destinations_compile(const struct tp_destination *dests, size_t count,
+			    struct tp_policy *policy);
+
+/*
+ * Reads a whole regular file of at most `max` bytes into a malloc'd buffer
+ * (NUL-terminated, *len without the NUL).  Refuses directories, FIFOs and
+ * devices without blocking on them.  Problems are one diagnostic without
+ * position; returns 0 or a negative errno.
+ */
+int tp_file_read(const char *path, size_t max, char **data, size_t *len,
+		 struct tp_diags *diags);
+
 #endif

@@ -61,9 +61,11 @@ static void usage(FILE *out)
 		"usage: tether run --envelope FILE [--run-id ID] [--audit FILE] [--audit-allowed]\n"
 		"                  -- COMMAND [ARGS...]\n"
 		"\n"
-		"Runs COMMAND in a fresh cgroup confined by the envelope's rules (BPF-LSM)\n"
-		"and writes one JSON audit record per line to --audit FILE (default: stderr):\n"
-		"every denial, and with --audit-allowed every allowed write operation too.\n"
+		"Runs COMMAND in a fresh cgroup confined by the envelope's rules (BPF-LSM).\n"
+		"FILE is an envelope or a policy compiled by tether compile.  One JSON audit\n"
+		"record per line goes to --audit FILE (default: the envelope's audit.sink,\n"
+		"else stderr): every denial, and with --audit-allowed (or the envelope's\n"
+		"audit.record_allowed) every allowed write operation too.\n"
 		"\n"
 		"Exit status: COMMAND's own (128+N if signal N ended it), or\n"
 		"  120  refused: this host cannot confine the run (see tether doctor); nothing ran\n"
@@ -339,8 +341,8 @@ fail:
 struct run_ctx {
 	struct run_opts opts;
 	char run_id[80];
-	struct tp_envelope *env;
 	struct tp_policy *policy;
+	char digest[TP_DIGEST_TEXT_MAX];
 	struct tl_path_rule *rules;
 	size_t rule_count;
 	const char **rule_paths;	/* views into rules[], for audit records */
@@ -353,29 +355,26 @@ struct run_ctx {
 	bool cg_created, node_open, run_installed;
 };
 
-/* Parses and compiles the envelope: no side effects on the host. */
+/*
+ * Loads the envelope (or compiled policy): no side effects on the host.  The
+ * command line's --audit and --audit-allowed take precedence over the
+ * envelope's audit.sink and audit.record_allowed.
+ */
 static int load_envelope(struct run_ctx *ctx)
 {
-	struct tp_diags diags = { 0 };
-	char *text = NULL;
-	int r;
+	uint8_t digest[32];
 
-	r = tp_envelope_parse_file(ctx->opts.envelope, &ctx->env, &diags);
-	if (r) {
-		if (tp_diags_format(&diags, &text) == 0)
-			fputs(text, stderr);
-		else
-			fprintf(stderr, "%s: error: %s\n", ctx->opts.envelope, strerror(-r));
-		free(text);
-		tp_diags_free(&diags);
+	if (policy_load(ctx->opts.envelope, &ctx->policy) < 0)
+		return TETHER_EXIT_RUN_INVALID;
+	if (tp_policy_digest(ctx->policy, digest) < 0) {
+		fprintf(stderr, "tether run: encoding the policy of %s failed\n", ctx->opts.envelope);
 		return TETHER_EXIT_RUN_INVALID;
 	}
-	tp_diags_free(&diags);
-	r = tp_policy_compile(ctx->env, &ctx->policy);
-	if (r) {
-		fprintf(stderr, "tether run: compiling %s: %s\n", ctx->opts.envelope, strerror(-r));
-		return TETHER_EXIT_RUN_INVALID;
-	}
+	tp_digest_text(digest, ctx->digest);
+	if (!ctx->opts.audit_path)
+		ctx->opts.audit_path = ctx->policy->audit_sink;
+	if (ctx->policy->flags & TP_POLICY_AUDIT_RECORD_ALLOWED)
+		ctx->opts.audit_allowed = true;
 	return 0;
 }
 
@@ -385,13 +384,13 @@ static int prepare_workspace(struct run_ctx *ctx)
 	char why[PATH_MAX + 256];
 	int r;
 
-	r = mkdir_p(ctx->env->workspace_path, 0755);
+	r = mkdir_p(ctx->policy->workspace, 0755);
 	if (r) {
 		fprintf(stderr, "tether run: cannot create workspace %s: %s\n",
-			ctx->env->workspace_path, strerror(-r));
+			ctx->policy->workspace, strerror(-r));
 		return TETHER_EXIT_RUN_ERROR;
 	}
-	r = check_workspace(ctx->env->workspace_path, why, sizeof(why));
+	r = check_workspace(ctx->policy->workspace, why, sizeof(why));
 	if (r) {
 		fprintf(stderr, "tether run: refusing the workspace: %s\n", why);
 		return TETHER_EXIT_RUN_ERROR;
@@ -457,7 +456,7 @@ static void reclaim_orphans(struct run_ctx *ctx, const char *mount_point)
 static bool audit_path_in_workspace(const struct run_ctx *ctx)
 {
 	char copy[PATH_MAX], dir[PATH_MAX];
-	const char *ws = ctx->env->workspace_path;	/* check_workspace: its own realpath */
+	const char *ws = ctx->policy->workspace;	/* check_workspace: its own realpath */
 	size_t n = strlen(ws);
 
 	if (snprintf(copy, sizeof(copy), "%s", ctx->opts.audit_path) >= (int)sizeof(copy))
@@ -487,7 +486,7 @@ static int setup(struct run_ctx *ctx)
 	if (ctx->opts.audit_path && audit_path_in_workspace(ctx)) {
 		fprintf(stderr, "tether run: --audit %s is inside the workspace %s, where the run "
 				"could rewrite its own audit records; write it elsewhere\n",
-			ctx->opts.audit_path, ctx->env->workspace_path);
+			ctx->opts.audit_path, ctx->policy->workspace);
 		return TETHER_EXIT_RUN_USAGE;
 	}
 
@@ -749,16 +748,24 @@ int cmd_run(int argc, char **argv)
 	sigfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
 
 	{
-		char extra[4096];
-		struct strbuf sb = { 0 };
+		char extra[8192];
+		struct strbuf sb = { 0 }, command = { 0 };
 
 		/* Only argv[0]: arguments may carry secrets. */
-		sb_json_string(&sb, ctx.opts.argv[0], 1024);
+		sb_json_string(&command, ctx.opts.argv[0], 1024);
+		/* Acknowledged gaps: what this run's policy asks for and does not get. */
+		sb_printf(&sb, ",\"unenforced\":[");
+		for (size_t i = 0; i < ctx.policy->gap_count; i++) {
+			sb_printf(&sb, "%s", i ? "," : "");
+			sb_json_string(&sb, ctx.policy->gaps[i], 256);
+		}
+		sb_printf(&sb, "]");
 		snprintf(extra, sizeof(extra), "\"command\":%s,\"cgroup_id\":%llu,\"run_slot\":%u,"
-			 "\"rules\":%zu",
-			 sb.data ? sb.data : "\"\"", (unsigned long long)ctx.cg.id,
-			 ctx.run.run_slot, ctx.rule_count);
+			 "\"rules\":%zu,\"policy_digest\":\"%s\"%s",
+			 command.data ? command.data : "\"\"", (unsigned long long)ctx.cg.id,
+			 ctx.run.run_slot, ctx.rule_count, ctx.digest, sb.data ? sb.data : "");
 		sb_free(&sb);
+		sb_free(&command);
 		audit_write_run_event(&ctx.audit, "start", extra);
 	}
 
@@ -795,6 +802,5 @@ out_policy:
 	free(ctx.rule_paths);
 	free_rules(ctx.rules, ctx.rule_count);
 	tp_policy_free(ctx.policy);
-	tp_envelope_free(ctx.env);
 	return ret;
 }

@@ -36,7 +36,10 @@ static const struct cmd {
 	const char *summary;
 } cmds[] = {
 	{ "run", cmd_run, "run a command confined by an envelope" },
-	{ "check", cmd_check, "validate an envelope" },
+	{ "check", cmd_check, "validate an envelope and print its policy digest" },
+	{ "compile", cmd_compile, "compile an envelope into a binary policy" },
+	{ "explain", cmd_explain, "summarise what a run under an envelope may do" },
+	{ "diff", cmd_diff, "list the authority one envelope adds or removes" },
 	{ "doctor", cmd_doctor, "tell whether this host can confine runs, and how to fix it" },
 	{ "version", cmd_version, "print the version" },
 	{ "help", cmd_help, "show this help" },

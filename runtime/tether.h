@@ -12,7 +12,7 @@
  */
 enum tether_exit {
 	TETHER_EXIT_OK = 0,
-	TETHER_EXIT_INVALID = 1,	/* check/compile: the envelope is invalid */
+	TETHER_EXIT_INVALID = 1,	/* check/compile/explain: the input is invalid; diff: widened */
 	TETHER_EXIT_USAGE = 2,		/* bad command line (all verbs but run) */
 	TETHER_EXIT_REFUSED = 120,	/* run: this host cannot confine the run; nothing ran */
 	TETHER_EXIT_RUN_INVALID = 121,	/* run: the envelope is invalid; nothing ran */
@@ -27,5 +27,12 @@ extern bool tether_verbose;
 int cmd_run(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_compile(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+
+struct tp_policy;
+/* Loads an envelope or a compiled policy; prints every problem to stderr. */
+int policy_load(const char *path, struct tp_policy **out);
 
 #endif

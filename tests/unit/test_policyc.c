@@ -21,12 +21,21 @@
 #define INVALID_DIR "tests/policyc/invalid"
 #define EXAMPLES_DIR "examples"
 
+#define ACK "  acknowledge_unenforced: [filesystem.exec, network_egress.default]\n"
+#define ACK_FLOW "acknowledge_unenforced: [filesystem.exec, network_egress.default]"
 #define VALID                                   \
 	"sandbox:\n"                            \
 	"  filesystem:\n"                       \
 	"    root: read_only\n"                 \
 	"    workspace:\n"                      \
-	"      path: /tmp/tether-demo/workspace\n"
+	"      path: /tmp/tether-demo/workspace\n" \
+	ACK
+
+/* What unknown-key messages list, per mapping. */
+#define SANDBOX_KEYS "mode, image_digest, runtime_revision, identity, filesystem, network_egress, resources, workspace_lifetime, artifacts, cleanup, audit, acknowledge_unenforced"
+#define FILESYSTEM_KEYS "root, inputs, workspace, read, write, exec, deny, devices"
+#define WORKSPACE_KEYS "path, source, mode, max_bytes, write"
+#define TOP_KEYS "version, sandbox"
 
 /* Per-test state, released by fini() so every test stays leak-free under ASan. */
 static struct tp_diags diags;
@@ -92,7 +101,6 @@ Test(policyc, minimal_envelope)
 	cr_assert_eq(parse(VALID), 0);
 	cr_assert_eq(diags.count, 0);
 	cr_assert_not_null(env);
-	cr_expect_eq(env->root, TP_ROOT_READ_ONLY);
 	cr_expect_str_eq(env->workspace_path, "/tmp/tether-demo/workspace");
 }
 
@@ -105,17 +113,17 @@ Test(policyc, key_order_comments_and_styles_do_not_matter)
 		 "    workspace:\n"
 		 "      # comment inside\n"
 		 "      path: '/tmp/tether-demo/workspace'\n"
-		 "    root: \"read_only\"\n"),
-		"{sandbox: {filesystem: {workspace: {path: /tmp/tether-demo/workspace}, root: read_only}}}",
+		 "    root: \"read_only\"\n" ACK),
+		"{sandbox: {filesystem: {workspace: {path: /tmp/tether-demo/workspace}, root: read_only},"
+		" acknowledge_unenforced: [network_egress.default, filesystem.exec]}}",
 		("%YAML 1.1\n---\n" VALID "...\n"),
 		("sandbox:\n  filesystem:\n    root: !!str read_only\n"
-		 "    workspace: !!map {path: /tmp/tether-demo/workspace}\n"),
+		 "    workspace: !!map {path: /tmp/tether-demo/workspace}\n" ACK),
 	};
 
 	for (size_t i = 0; i < sizeof(texts) / sizeof(*texts); i++) {
 		cr_assert_eq(parse(texts[i]), 0, "text #%zu: %s", i,
 			     diags.count ? diags.items[0].message : "");
-		cr_expect_eq(env->root, TP_ROOT_READ_ONLY);
 		cr_expect_str_eq(env->workspace_path, "/tmp/tether-demo/workspace");
 		tp_envelope_free(env);
 		env = NULL;
@@ -125,7 +133,7 @@ Test(policyc, key_order_comments_and_styles_do_not_matter)
 Test(policyc, workspace_path_is_normalised)
 {
 	cr_assert_eq(parse("sandbox:\n  filesystem:\n    root: read_only\n"
-			   "    workspace:\n      path: /tmp//ws/./a/../b/\n"), 0);
+			   "    workspace:\n      path: /tmp//ws/./a/../b/\n" ACK), 0);
 	cr_expect_str_eq(env->workspace_path, "/tmp/ws/b");
 }
 
@@ -137,7 +145,8 @@ Test(policyc, workspace_path_length_limit_applies_after_normalisation)
 	char text[1024];
 
 	snprintf(text, sizeof(text),
-		 "sandbox: {filesystem: {root: read_only, workspace: {path: /%s}}}", longest);
+		 "sandbox: {filesystem: {root: read_only, workspace: {path: /%s}}, " ACK_FLOW "}",
+		 longest);
 	cr_assert_eq(parse(text), 0);
 	cr_expect_eq(strlen(env->workspace_path), 251);
 	tp_envelope_free(env);
@@ -145,41 +154,12 @@ Test(policyc, workspace_path_length_limit_applies_after_normalisation)
 
 	/* 651 bytes as written, 251 after normalisation: accepted. */
 	snprintf(text, sizeof(text),
-		 "sandbox: {filesystem: {root: read_only, workspace: {path: %s/%s}}}", padded, longest);
+		 "sandbox: {filesystem: {root: read_only, workspace: {path: %s/%s}}, " ACK_FLOW "}",
+		 padded, longest);
 	cr_assert_eq(parse(text), 0);
 	cr_expect_eq(strlen(env->workspace_path), 251);
 	free(longest);
 	free(padded);
-}
-
-Test(policyc, every_example_is_valid_and_compiles)
-{
-	DIR *dir = opendir(EXAMPLES_DIR);
-	struct dirent *entry;
-	size_t checked = 0;
-
-	cr_assert_not_null(dir, "run the tests from the repository root");
-	while ((entry = readdir(dir))) {
-		size_t len = strlen(entry->d_name);
-		struct tp_policy *policy = NULL;
-		char path[512];
-		char *text = NULL;
-
-		if (len < 5 || strcmp(entry->d_name + len - 5, ".yaml") != 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", EXAMPLES_DIR, entry->d_name);
-		if (tp_envelope_parse_file(path, &env, &diags) != 0) {
-			tp_diags_format(&diags, &text);
-			cr_assert_fail("%s is not valid:\n%s", path, text ? text : "?");
-		}
-		cr_expect_eq(tp_policy_compile(env, &policy), 0, "%s", path);
-		tp_policy_free(policy);
-		tp_envelope_free(env);
-		env = NULL;
-		checked++;
-	}
-	closedir(dir);
-	cr_expect_geq(checked, 1, "no examples/*.yaml found");
 }
 
 /* ---- schema errors -------------------------------------------------------- */
@@ -187,8 +167,8 @@ Test(policyc, every_example_is_valid_and_compiles)
 Test(policyc, unknown_keys_list_what_is_expected)
 {
 	cr_assert_eq(parse(VALID "  filesytem: {}\nsandboxes: 1\n"), -EINVAL);
-	expect_diag(0, 6, 3, "unknown key 'filesytem' in 'sandbox' (expected one of: filesystem)");
-	expect_diag(1, 7, 1, "unknown key 'sandboxes' at the top level (expected one of: sandbox)");
+	expect_diag(0, 7, 3, "unknown key 'filesytem' in 'sandbox' (expected one of: " SANDBOX_KEYS ")");
+	expect_diag(1, 8, 1, "unknown key 'sandboxes' at the top level (expected one of: " TOP_KEYS ")");
 	cr_expect_eq(diags.count, 2);
 }
 
@@ -197,53 +177,10 @@ Test(policyc, unknown_key_in_filesystem_and_workspace)
 	cr_assert_eq(parse("sandbox:\n  filesystem:\n    root: read_only\n    rot: x\n"
 			   "    workspace:\n      path: /w\n      paht: /x\n"), -EINVAL);
 	expect_diag(0, 4, 5, "unknown key 'rot' in 'sandbox.filesystem' "
-			     "(expected one of: root, workspace)");
+			     "(expected one of: " FILESYSTEM_KEYS ")");
 	expect_diag(1, 7, 7, "unknown key 'paht' in 'sandbox.filesystem.workspace' "
-			     "(expected one of: path)");
+			     "(expected one of: " WORKSPACE_KEYS ")");
 	cr_expect_eq(diags.count, 2);
-}
-
-Test(policyc, keys_of_the_full_envelope_are_refused_not_ignored)
-{
-	static const char *const sandbox_keys[] = {
-		"image_digest", "runtime_revision", "identity", "network_egress",
-		"resources", "workspace_lifetime", "artifacts", "cleanup",
-	};
-	char text[2048] = VALID;
-	char message[256];
-
-	for (size_t i = 0; i < sizeof(sandbox_keys) / sizeof(*sandbox_keys); i++) {
-		strcat(text, "  ");
-		strcat(text, sandbox_keys[i]);
-		strcat(text, ": x\n");
-	}
-	cr_assert_eq(parse(text), -EINVAL);
-	cr_assert_eq(diags.count, sizeof(sandbox_keys) / sizeof(*sandbox_keys));
-	for (size_t i = 0; i < sizeof(sandbox_keys) / sizeof(*sandbox_keys); i++) {
-		snprintf(message, sizeof(message),
-			 "'%s' is not supported by this version of tether; "
-			 "it is refused rather than ignored", sandbox_keys[i]);
-		expect_diag(i, 6 + (unsigned int)i, 3, message);
-	}
-}
-
-Test(policyc, filesystem_and_workspace_keys_of_the_full_envelope_are_refused)
-{
-	cr_assert_eq(parse("sandbox:\n"
-			   "  filesystem:\n"
-			   "    root: read_only\n"
-			   "    inputs: [{digest: 'sha256:00', mode: read_only}]\n"
-			   "    workspace: {path: /w, mode: fresh_overlay, max_bytes: 2147483648}\n"
-			   "    devices: []\n"), -EINVAL);
-	expect_diag(0, 4, 5, "'inputs' is not supported by this version of tether; "
-			     "it is refused rather than ignored");
-	expect_diag(1, 5, 27, "'mode' is not supported by this version of tether; "
-			      "it is refused rather than ignored");
-	expect_diag(2, 5, 48, "'max_bytes' is not supported by this version of tether; "
-			      "it is refused rather than ignored");
-	expect_diag(3, 6, 5, "'devices' is not supported by this version of tether; "
-			     "it is refused rather than ignored");
-	cr_expect_eq(diags.count, 4);
 }
 
 Test(policyc, wrong_types)
@@ -286,7 +223,7 @@ Test(policyc, required_keys)
 {
 	/* Both at 1:1, in the order found: the unknown key, then the missing one. */
 	cr_assert_eq(parse("foo: 1\n"), -EINVAL);
-	expect_diag(0, 1, 1, "unknown key 'foo' at the top level (expected one of: sandbox)");
+	expect_diag(0, 1, 1, "unknown key 'foo' at the top level (expected one of: " TOP_KEYS ")");
 	expect_diag(1, 1, 1, "missing required key 'sandbox' at the top level");
 	cr_expect_eq(diags.count, 2);
 	fini();
@@ -353,28 +290,27 @@ Test(policyc, all_errors_are_reported_in_one_pass_in_file_order)
 			   "    workspace:\n"
 			   "      path: relative/ws\n"
 			   "  resources:\n"
-			   "    cpu: 2\n"), -EINVAL);
+			   "    cpu: lots\n"), -EINVAL);
 	cr_assert_eq(diags.count, 3);
 	expect_diag(0, 3, 11, "'root' must be 'read_only' (the only mode this version enforces), "
 			      "got 'read_write'");
 	expect_diag(1, 5, 13, "'path' must be an absolute path (starting with '/'), got 'relative/ws'");
-	expect_diag(2, 6, 3, "'resources' is not supported by this version of tether; "
-			     "it is refused rather than ignored");
+	expect_diag(2, 7, 10, "invalid 'cpu': 'lots' is not a CPU amount; expected CPUs ('2', "
+			      "'0.5') or milli-CPUs ('500m')");
 }
 
 Test(policyc, errors_found_at_different_stages_come_out_in_file_order)
 {
 	/* Missing keys are known only after a mapping's end, duplicates too. */
 	cr_assert_eq(parse("sandbox:\n"
-			   "  identity: {}\n"
+			   "  identity: {uid: 0}\n"
 			   "  filesystem:\n"
 			   "    workspace: {path: /w, path: /v}\n"
 			   "  x: !custom 1\n"), -EINVAL);
-	expect_diag(0, 2, 3, "'identity' is not supported by this version of tether; "
-			     "it is refused rather than ignored");
+	expect_diag(0, 2, 19, "'uid' must not be 0: a run never runs as root");
 	expect_diag(1, 3, 3, "missing required key 'root' in 'sandbox.filesystem'");
 	expect_diag(2, 4, 27, "duplicate key 'path' (first defined at line 4)");
-	expect_diag(3, 5, 3, "unknown key 'x' in 'sandbox' (expected one of: filesystem)");
+	expect_diag(3, 5, 3, "unknown key 'x' in 'sandbox' (expected one of: " SANDBOX_KEYS ")");
 	expect_diag(4, 5, 6, "tag '!custom' is not supported: an envelope uses only the standard "
 			     "tags (!!str, !!int, !!float, !!bool, !!null, !!map, !!seq)");
 	cr_expect_eq(diags.count, 5);
@@ -386,15 +322,15 @@ Test(policyc, user_text_in_messages_is_escaped_and_truncated)
 	char text[512];
 	char message[512];
 
-	expect_only_error(VALID "  \"\\e[31mred\": 1\n", 6, 3,
-			  "unknown key '\\x1b[31mred' in 'sandbox' (expected one of: filesystem)");
+	expect_only_error(VALID "  \"\\e[31mred\": 1\n", 7, 3,
+			  "unknown key '\\x1b[31mred' in 'sandbox' (expected one of: " SANDBOX_KEYS ")");
 	fini();
 
 	snprintf(text, sizeof(text), VALID "  %s: 1\n", long_key);
 	long_key[64] = '\0';
 	snprintf(message, sizeof(message),
-		 "unknown key '%s...' in 'sandbox' (expected one of: filesystem)", long_key);
-	expect_only_error(text, 6, 3, message);
+		 "unknown key '%s...' in 'sandbox' (expected one of: " SANDBOX_KEYS ")", long_key);
+	expect_only_error(text, 7, 3, message);
 	free(long_key);
 }
 
@@ -409,18 +345,18 @@ Test(policyc, duplicate_keys)
 
 	/* Quoting does not make a key different; every repeat is reported. */
 	cr_assert_eq(parse(VALID "'sandbox': {}\n\"sandbox\": {}\n"), -EINVAL);
-	expect_diag(0, 6, 1, "duplicate key 'sandbox' (first defined at line 1)");
-	expect_diag(1, 7, 1, "duplicate key 'sandbox' (first defined at line 1)");
+	expect_diag(0, 7, 1, "duplicate key 'sandbox' (first defined at line 1)");
+	expect_diag(1, 8, 1, "duplicate key 'sandbox' (first defined at line 1)");
 	cr_expect_eq(diags.count, 2);
 }
 
-Test(policyc, many_distinct_keys_are_checked_quickly)
+/* Quadratic work would run into the suite's timeout (no wall-clock assertion). */
+Test(policyc, many_distinct_keys_are_checked_quickly, .timeout = 10)
 {
 	/* 40000 keys (80003 nodes): a quadratic duplicate check would crawl here. */
 	size_t keys = 40000;
 	char *text = malloc(keys * 16 + 64);
 	size_t len = 0;
-	struct timespec start, end;
 
 	cr_assert_not_null(text);
 	len += (size_t)sprintf(text + len, "{");
@@ -428,21 +364,18 @@ Test(policyc, many_distinct_keys_are_checked_quickly)
 		len += (size_t)sprintf(text + len, "k%zu: 1, ", i);
 	len += (size_t)sprintf(text + len, "k0: 2}\n");
 
-	clock_gettime(CLOCK_MONOTONIC, &start);
 	cr_assert_eq(parse_len(text, len), -EINVAL);
-	clock_gettime(CLOCK_MONOTONIC, &end);
 	/* One duplicate, 40000 unknown keys and the missing 'sandbox'. */
 	cr_expect_eq(diags.count, keys + 2);
 	cr_expect_str_eq(diags.items[0].message, "missing required key 'sandbox' at the top level");
-	cr_expect_lt(end.tv_sec - start.tv_sec, 5, "took %ld s", (long)(end.tv_sec - start.tv_sec));
 	free(text);
 }
 
 Test(policyc, non_scalar_keys)
 {
-	expect_only_error(VALID "[a, b]: 1\n", 6, 1, "mapping keys must be scalars, got a sequence");
+	expect_only_error(VALID "[a, b]: 1\n", 7, 1, "mapping keys must be scalars, got a sequence");
 	fini();
-	expect_only_error(VALID "? {a: b}\n: 1\n", 6, 3, "mapping keys must be scalars, got a mapping");
+	expect_only_error(VALID "? {a: b}\n: 1\n", 7, 3, "mapping keys must be scalars, got a mapping");
 }
 
 Test(policyc, anchors_are_refused_and_checking_continues)
@@ -505,16 +438,16 @@ Test(policyc, tags)
 	cr_expect_eq(diags.count, 2);
 	fini();
 	cr_assert_eq(parse(VALID "  x: !!seq {}\n"), -EINVAL);
-	expect_diag(1, 6, 6, "tag '!!seq' is not supported on a mapping: an envelope uses only "
+	expect_diag(1, 7, 6, "tag '!!seq' is not supported on a mapping: an envelope uses only "
 			     "the standard tags (!!str, !!int, !!float, !!bool, !!null, !!map, !!seq)");
 	cr_expect_eq(diags.count, 2);
 	fini();
 	fini();
 	/* A %TAG directive can point "!!" elsewhere; what counts is the resolved tag. */
 	cr_assert_eq(parse("%TAG !! tag:example.com,2024:\n---\n" VALID
-			   "    x: !!str 1\n"), -EINVAL);
-	expect_diag(0, 8, 5, "unknown key 'x' in 'sandbox.filesystem' (expected one of: root, workspace)");
-	expect_diag(1, 8, 8, "tag 'tag:example.com,2024:str' is not supported: an envelope uses "
+			   "  x: !!str 1\n"), -EINVAL);
+	expect_diag(0, 9, 3, "unknown key 'x' in 'sandbox' (expected one of: " SANDBOX_KEYS ")");
+	expect_diag(1, 9, 6, "tag 'tag:example.com,2024:str' is not supported: an envelope uses "
 			     "only the standard tags (!!str, !!int, !!float, !!bool, !!null, !!map, !!seq)");
 }
 
@@ -645,10 +578,10 @@ Test(policyc, top_level_must_be_a_mapping)
 
 Test(policyc, multiple_documents)
 {
-	expect_only_error(VALID "---\n" VALID, 6, 1,
+	expect_only_error(VALID "---\n" VALID, 7, 1,
 			  "a second document starts here; an envelope is exactly one YAML document");
 	fini();
-	expect_only_error(VALID "...\n---\n" VALID, 7, 1,
+	expect_only_error(VALID "...\n---\n" VALID, 8, 1,
 			  "a second document starts here; an envelope is exactly one YAML document");
 }
 
@@ -752,8 +685,8 @@ Test(policyc, parse_file_names_the_file_in_diagnostics)
 			"(the only mode this version enforces), got 'read_write'\n"
 		INVALID_DIR "/three-problems.yaml:5:13: error: 'path' must be an absolute path "
 			"(starting with '/'), got 'relative/ws'\n"
-		INVALID_DIR "/three-problems.yaml:6:3: error: 'resources' is not supported by this "
-			"version of tether; it is refused rather than ignored\n");
+		INVALID_DIR "/three-problems.yaml:7:10: error: invalid 'cpu': 'lots' is not a CPU "
+			"amount; expected CPUs ('2', '0.5') or milli-CPUs ('500m')\n");
 	free(text);
 }
 
@@ -927,46 +860,24 @@ Test(policyc, path_normalize_rejects_relative_and_empty)
 
 /* ---- compilation ----------------------------------------------------------- */
 
-Test(policyc, compile_rules_in_order)
-{
-	static const struct {
-		const char *path;
-		uint32_t access;
-	} expected[] = {
-		{ "/", TETHER_ACCESS_READ | TETHER_ACCESS_EXEC },
-		{ "/tmp/tether-demo/workspace",
-		  TETHER_ACCESS_READ | TETHER_ACCESS_WRITE | TETHER_ACCESS_EXEC },
-	};
-	struct tp_policy *policy = NULL;
-
-	cr_assert_eq(tp_envelope_parse_file(EXAMPLES_DIR "/minimal.yaml", &env, &diags), 0);
-	cr_assert_eq(tp_policy_compile(env, &policy), 0);
-	cr_assert_eq(policy->path_rule_count, sizeof(expected) / sizeof(*expected));
-	for (size_t i = 0; i < policy->path_rule_count; i++) {
-		cr_expect_str_eq(policy->path_rules[i].path, expected[i].path, "rule %zu", i);
-		cr_expect_eq(policy->path_rules[i].access, expected[i].access, "rule %zu", i);
-	}
-	tp_policy_free(policy);
-}
-
 Test(policyc, compile_refuses_an_unchecked_envelope)
 {
 	static const char *const bad_paths[] = { NULL, "", "/", "relative", "/a//b", "/a/" };
-	struct tp_envelope hand = { .root = TP_ROOT_READ_ONLY };
+	struct tp_envelope hand = { 0 };
 	struct tp_policy *policy = (struct tp_policy *)&hand;
 	char *long_path = repeat("/a", 126);	/* 252 bytes */
 
 	for (size_t i = 0; i < sizeof(bad_paths) / sizeof(*bad_paths); i++) {
 		hand.workspace_path = (char *)bad_paths[i];
-		cr_expect_eq(tp_policy_compile(&hand, &policy), -EINVAL, "'%s'",
+		cr_expect_eq(tp_policy_compile("h", &hand, &policy, &diags), -EINVAL, "'%s'",
 			     bad_paths[i] ? bad_paths[i] : "(null)");
 	}
 	hand.workspace_path = long_path;
-	cr_expect_eq(tp_policy_compile(&hand, &policy), -EINVAL);
+	cr_expect_eq(tp_policy_compile("h", &hand, &policy, &diags), -EINVAL);
 	hand.workspace_path = "/w";
-	hand.root = 0;
-	cr_expect_eq(tp_policy_compile(&hand, &policy), -EINVAL);
-	cr_expect_eq(tp_policy_compile(NULL, &policy), -EINVAL);
+	hand.mode = TP_MODE_AUDIT;
+	cr_expect_eq(tp_policy_compile("h", &hand, &policy, &diags), -EINVAL);
+	cr_expect_eq(tp_policy_compile("h", NULL, &policy, &diags), -EINVAL);
 	cr_expect_eq(policy, (struct tp_policy *)&hand, "output written on failure");
 	free(long_path);
 }

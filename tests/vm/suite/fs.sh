@@ -11,15 +11,6 @@ envelope "$ENV" "$WS"
 mkdir -p "$OUT/emptydir"
 echo original > "$OUT/file"
 
-# in_run ID EXPECT OP ARGS...: fsprobe inside a fresh run; RC is tether's exit status.
-in_run() {
-	id=$1
-	shift
-	rm -f "$T/$id.audit"
-	tether run --envelope "$ENV" --run-id "$id" --audit "$T/$id.audit" -- "$BIN/fsprobe" "$@"
-	RC=$?
-}
-
 # denied NAME ID OP PATH_IN_RECORD ERRNO_NAME ARGS...: the probe sees ERRNO_NAME
 # and the stream holds exactly the record for it.
 denied() {

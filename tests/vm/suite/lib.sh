@@ -17,7 +17,18 @@ sandbox:
     root: read_only
     workspace:
       path: $2
+  acknowledge_unenforced: [filesystem.exec, network_egress.default]
 EOT
+}
+
+# in_run ID EXPECT OP ARGS...: fsprobe inside a fresh run under the envelope
+# $ENV; RC is tether's exit status, the audit stream is $T/ID.audit.
+in_run() {
+	id=$1
+	shift
+	rm -f "$T/$id.audit"
+	tether run --envelope "$ENV" --run-id "$id" --audit "$T/$id.audit" -- "$BIN/fsprobe" "$@"
+	RC=$?
 }
 
 # Audit records without the fields that change from boot to boot.

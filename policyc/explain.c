@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// A short human summary of a compiled policy: what a run may read, write,
+// execute, reach and consume, what it leaves behind, and what this version
+// does not enforce.  For example:
+//
+//   may read:
+//     /**, except /ws/keys/** (not enforced: filesystem.deny)
+//   may write:
+//     /tmp/run/**
+//     /ws/src/**, except /ws/src/vendor/**
+//   may execute:
+//     /**, except /tmp/run/**, /ws/src/**
+//     NOT ENFORCED (acknowledged): exec is not confined by this version: ...
+//   may reach:
+//     api.github.com:443
+//     192.0.2.0/24
+//     [2001:db8::53]:53 (udp only)
+//     NOT ENFORCED (acknowledged): the network is not confined by this version: ...
+//   may consume:
+//     cpu: 2 (not enforced)
+//     memory: unlimited
+//     ...
+//   leaves behind:
+//     workspace /ws (existing directory): kept after the run
+//     ...
+//   not enforced by this version (acknowledged):
+//     filesystem.exec: exec is not confined by this version: ...
+//
+// Paths come from the compiled rules.  Each rule carries its effective access
+// (the compiler folds inheritance in), so a right is granted on the region of
+// a rule that has it and whose nearest enclosing subtree rule does not; the
+// rules beneath that lack it are listed as exceptions of that region.
+// Subtree rules print as "/path/**", exact ones as "/path".
+// (Line comments: the examples hold "/**", which would open a comment.)
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "policyc/fields.h"
+#include "policyc/policy.h"
+#include "policyc/policyc_internal.h"
+#include "policyc/render_internal.h"
+#include "policyc/values.h"
+
+/* "  NOT ENFORCED (acknowledged): WHY" when `field` is one of the policy's gaps. */
+static void write_gap_note(FILE *out, const struct tp_policy *policy, const char *field)
+{
+	const struct tp_field_info *row = tp_field_find(field);
+
+	if (tp_policy_has_gap(policy, field))
+		fprintf(out, "  NOT ENFORCED (acknowledged): %s\n", row ? row->mechanism : field);
+}
+
+/* ---- path regions ---------------------------------------------------------- */
+
+static bool grants(const struct tp_path_rule *rules, ssize_t i, uint32_t bit)
+{
+	return i >= 0 && (rules[i].access & bit);
+}
+
+/* The top rule of the region that grants `bit` and holds rule `i`. */
+static size_t region_top(const ssize_t *parent, const struct tp_path_rule *rules, size_t i,
+			 uint32_t bit)
+{
+	while (grants(rules, parent[i], bit))
+		i = (size_t)parent[i];
+	return i;
+}
+
+/* A rule beneath a granting region that lacks the right, by position in sorted order. */
+struct region_exception {
+	size_t top_pos;		/* the region's top rule */
+	size_t pos;
+};
+
+static int region_exception_cmp(const void *a, const void *b)
+{
+	const struct region_exception *ea = a, *eb = b;
+
+	if (ea->top_pos != eb->top_pos)
+		return ea->top_pos < eb->top_pos ? -1 : 1;
+	return (ea->pos > eb->pos) - (ea->pos < eb->pos);
+}
+
+/* "TITLE:" and one line per region granting `bit`, with its exceptions. */
+static int write_paths(FILE *out, const struct tp_policy *policy, const struct tp_rule_index *index,
+		       const ssize_t *parent, const size_t *pos, uint32_t bit, const char *title)
+{
+	const struct tp_path_rule *rules = index->rules;
+	_cleanup_free_ struct region_exception *exceptions = NULL;
+	size_t exception_count = 0, cursor = 0;
+	bool any = false;
+
+	exceptions = calloc(index->count ? index->count : 1, sizeof(*exceptions));
+	if (!exceptions)
+		return -ENOMEM;
+	for (size_t k = 0; k < index->count; k++) {
+		size_t i = index->order[k];
+
+		if (grants(rules, (ssize_t)i, bit) || !grants(rules, parent[i], bit))
+			continue;
+		exceptions[exception_count].top_pos =
+			pos[region_top(parent, rules, (size_t)parent[i], bit)];
+		exceptions[exception_count++].pos = k;
+	}
+	qsort(exceptions, exception_count, sizeof(*exceptions), region_exception_cmp);
+
+	fprintf(out, "%s:\n", title);
+	for (size_t k = 0; k < index->count; k++) {
+		size_t top = index->order[k];
+
+		if (!grants(rules, (ssize_t)top, bit) || grants(rules, parent[top], bit))
+			continue;
+		fputs("  ", out);
+		tp_write_rule_path(out, rules[top].path, rules[top].kind == TP_PATH_SUBTREE);
+		for (bool first = true; cursor < exception_count && exceptions[cursor].top_pos == k;
+		     cursor++, first = false) {
+			const struct tp_path_rule *except =
+				&rules[index->order[exceptions[cursor].pos]];
+
+			fputs(first ? ", except " : ", ", out);
+			tp_write_rule_path(out, except->path, except->kind == TP_PATH_SUBTREE);
+			/* A rule without READ is a deny rule; this version denies only
+			 * writes there. */
+			if (bit != TETHER_ACCESS_WRITE && except->access == 0 &&
+			    tp_policy_has_gap(policy, "filesystem.deny"))
+				fputs(" (not enforced: filesystem.deny)", out);
+		}
+		fputc('\n', out);
+		any = true;
+	}
+	if (!any)
+		fputs("  nothing\n", out);
+	return 0;
+}
+
+static int write_filesystem(FILE *out, const struct tp_policy *policy)
+{
+	static const struct {
+		uint32_t bit;
+		const char *title;
+	} rights[] = {
+		{ TETHER_ACCESS_READ, "may read" },
+		{ TETHER_ACCESS_WRITE, "may write" },
+		{ TETHER_ACCESS_EXEC, "may execute" },
+	};
+	struct tp_rule_index index;
+	_cleanup_free_ ssize_t *parent = NULL;
+	_cleanup_free_ size_t *pos = NULL;
+	int r;
+
+	r = tp_rule_index_init(&index, policy);
+	if (r < 0)
+		return r;
+	parent = calloc(index.count ? index.count : 1, sizeof(*parent));
+	pos = calloc(index.count ? index.count : 1, sizeof(*pos));
+	if (!parent || !pos) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t k = 0; k < index.count; k++)
+		pos[index.order[k]] = k;
+	for (size_t i = 0; i < index.count; i++)
+		parent[i] = tp_rule_index_parent(&index, i);
+
+	for (size_t b = 0; b < sizeof(rights) / sizeof(rights[0]); b++) {
+		r = write_paths(out, policy, &index, parent, pos, rights[b].bit, rights[b].title);
+		if (r < 0)
+			goto out;
+		/* Exact write grants matter most: they also grant beneath. */
+		if (rights[b].bit == TETHER_ACCESS_WRITE)
+			write_gap_note(out, policy, "filesystem.exact_paths");
+	}
+	write_gap_note(out, policy, "filesystem.exec");
+	r = 0;
+out:
+	tp_rule_index_free(&index);
+	return r;
+}
+
+/* ---- network -------------------------------------------------------------- */
+
+static void write_network(FILE *out, const struct tp_policy *policy)
+{
+	fputs("may reach:\n", out);
+	if (policy->host_rule_count + policy->net_rule_count == 0)
+		fputs("  nothing: no destination is allowed\n", out);
+	for (size_t i = 0; i < policy->host_rule_count; i++) {
+		fputs("  ", out);
+		tp_write_host_rule(out, &policy->host_rules[i]);
+		fputc('\n', out);
+	}
+	for (size_t i = 0; i < policy->net_rule_count; i++) {
+		fputs("  ", out);
+		tp_write_net_rule(out, &policy->net_rules[i]);
+		fputc('\n', out);
+	}
+	if (policy->method_count) {
+		fputs("  HTTP methods: ", out);
+		tp_write_escaped_list(out, policy->methods, policy->method_count);
+		fputc('\n', out);
+	}
+	write_gap_note(out, policy, "network_egress.default");
+}
+
+/* ---- limits ----------------------------------------------------------------- */
+
+/* What this summary calls each limit (the diff uses the envelope keys). */
+static const char *const limit_labels[TP_LIMIT_COUNT] = {
+	[TP_LIMIT_CPU_MILLI] = "cpu",
+	[TP_LIMIT_MEMORY_BYTES] = "memory",
+	[TP_LIMIT_PROCESS_COUNT] = "processes",
+	[TP_LIMIT_DISK_BYTES] = "disk",
+	[TP_LIMIT_OPEN_FILES] = "open files",
+	[TP_LIMIT_OUTPUT_BYTES] = "output",
+	[TP_LIMIT_WALL_CLOCK_MS] = "wall clock",
+	[TP_LIMIT_WORKSPACE_BYTES] = "workspace size",
+	[TP_LIMIT_EGRESS_BYTES] = "network egress",
+	[TP_LIMIT_LEASE_MS] = "lease",
+};
+
+/* "lease: 15m (not enforced)", "memory: unlimited". */
+static void write_limit(FILE *out, const struct tp_policy *policy, enum tp_limit limit)
+{
+	uint64_t value = policy->limits[limit];
+	char text[TP_LIMIT_TEXT_MAX];
+
+	tp_format_limit(limit, value, text);
+	fprintf(out, "  %s: %s%s\n", limit_labels[limit], text,
+		value && tp_policy_has_gap(policy, tp_limit_keys[limit]) ? " (not enforced)" : "");
+}
+
+/* ---- lifetime ---------------------------------------------------------------- */
+
+static const char *not_enforced(const struct tp_policy *policy, const char *field)
+{
+	return tp_policy_has_gap(policy, field) ? " (not enforced)" : "";
+}
+
+static void write_leaves_behind(FILE *out, const struct tp_policy *policy)
+{
+	uint32_t flags = policy->flags;
+
+	fputs("leaves behind:\n", out);
+	fputs("  workspace ", out);
+	tp_write_escaped(out, policy->workspace ? policy->workspace : "(none)");
+	fprintf(out, ": %s%s\n",
+		policy->lifetime == TP_LIFETIME_ONE_RUN ? "deleted when the run ends"
+							 : "kept after the run",
+		not_enforced(policy, "workspace_lifetime"));
+
+	/* Where the workspace starts decides what earlier runs left in it. */
+	fputs("  starts from: ", out);
+	switch (policy->workspace_mode) {
+	case TP_WORKSPACE_EXISTING:
+		fputs("the directory as it is", out);
+		break;
+	case TP_WORKSPACE_FRESH:
+		fputs("an empty directory", out);
+		break;
+	case TP_WORKSPACE_FRESH_OVERLAY:
+		fputs("an overlay of ", out);
+		tp_write_escaped(out,
+				 policy->workspace_source ? policy->workspace_source : "(none)");
+		break;
+	default:
+		fprintf(out, "unknown mode %" PRIu32, policy->workspace_mode);
+		break;
+	}
+	if (policy->workspace_source && policy->workspace_mode != TP_WORKSPACE_FRESH_OVERLAY) {
+		fputs(", source ", out);
+		tp_write_escaped(out, policy->workspace_source);
+	}
+	fprintf(out, "%s\n",
+		tp_policy_has_gap(policy, "filesystem.workspace.mode") ||
+				tp_policy_has_gap(policy, "filesystem.workspace.source")
+			? " (not enforced)"
+			: "");
+
+	fputs("  artifacts: ", out);
+	if (policy->artifact_count == 0)
+		fputs("none", out);
+	tp_write_escaped_list(out, policy->artifacts, policy->artifact_count);
+	if ((flags & TP_POLICY_ARTIFACTS_SCAN) && (flags & TP_POLICY_ARTIFACTS_HASH))
+		fputs(", scanned and hashed", out);
+	else if (flags & (TP_POLICY_ARTIFACTS_SCAN | TP_POLICY_ARTIFACTS_HASH))
+		fputs(flags & TP_POLICY_ARTIFACTS_SCAN ? ", scanned" : ", hashed", out);
+	fprintf(out, "%s\n", not_enforced(policy, "artifacts"));
+
+	fprintf(out, "  processes: %s\n",
+		flags & TP_POLICY_VERIFY_PROCESS_TREE
+			? "the run's cgroup is killed and verified empty"
+			: "the run's cgroup is killed, not verified empty");
+	fprintf(out, "  credentials: %s%s\n",
+		flags & TP_POLICY_REVOKE_CREDENTIALS ? "revoked when the run ends" : "not revoked",
+		not_enforced(policy, "cleanup.revoke_credentials"));
+	write_limit(out, policy, TP_LIMIT_LEASE_MS);
+}
+
+int tp_explain_write(const struct tp_policy *policy, FILE *out)
+{
+	int r;
+
+	if (!policy || !out)
+		return -EINVAL;
+
+	r = write_filesystem(out, policy);
+	if (r < 0)
+		return r;
+	write_network(out, policy);
+
+	fputs("may consume:\n", out);
+	for (int i = 0; i < TP_LIMIT_COUNT; i++)
+		if (i != TP_LIMIT_LEASE_MS)
+			write_limit(out, policy, (enum tp_limit)i);
+
+	write_leaves_behind(out, policy);
+
+	fputs("not enforced by this version (acknowledged):", out);
+	if (policy->gap_count == 0)
+		fputs(" nothing", out);
+	fputc('\n', out);
+	for (size_t i = 0; i < policy->gap_count; i++) {
+		const struct tp_field_info *row = tp_field_find(policy->gaps[i]);
+
+		fputs("  ", out);
+		tp_write_escaped(out, policy->gaps[i]);
+		fprintf(out, ": %s\n", row ? row->mechanism : "not a field of this version");
+	}
+
+	/* stdio reports a failed write only through the stream's error flag. */
+	if (fflush(out) != 0 || ferror(out))
+		return -EIO;
+	return 0;
+}

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The enforcement table (see fields.h).  Mechanisms name the hook, limit or
+ * step; a NOT_ENFORCED row says what is missing, in words a reviewer can act on.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "policyc/policy.h"
+
+#include "policyc/fields.h"
+
+const char tp_term_letters[TP_TERM_COUNT] = { 'K', 'P', 'F', 'N', 'I', 'R', 'T', 'C' };
+
+const char *const tp_term_names[TP_TERM_COUNT] = {
+	[TP_TERM_K] = "kernel and system-call boundary",
+	[TP_TERM_P] = "process, user, IPC and tenant isolation",
+	[TP_TERM_F] = "filesystem, mount, device and artifact isolation",
+	[TP_TERM_N] = "network egress",
+	[TP_TERM_I] = "workload identity and credentials",
+	[TP_TERM_R] = "resource control",
+	[TP_TERM_T] = "workspace lifetime, cleanup and remanence",
+	[TP_TERM_C] = "control plane, audit and configuration",
+};
+
+#define ENFORCED(f, t, m) { f, TP_TERM_##t, TP_ENFORCED, false, m }
+#define RECORDED(f, t, m) { f, TP_TERM_##t, TP_RECORDED, false, m }
+#define GAP(f, t, m) { f, TP_TERM_##t, TP_NOT_ENFORCED, true, m }
+#define NOT_ENFORCED(f, t, m) { f, TP_TERM_##t, TP_NOT_ENFORCED, false, m }
+
+const struct tp_field_info tp_fields[] = {
+	/* K */
+	ENFORCED("@syscalls", K,
+		 "seccomp filter (x86-64): the new mount API, mount_setattr and setns fail with EPERM"),
+	ENFORCED("@kernel_load", K,
+		 "BPF-LSM bpf, kernel_load_data, kernel_read_file, kernel_module_request: "
+		 "no bpf(), module, firmware or kexec image loads from a run"),
+	NOT_ENFORCED("@capabilities", K,
+		     "capabilities are not dropped: a run keeps the controller's (see identity.uid)"),
+	/* P */
+	ENFORCED("@process_tree", P,
+		 "clone3(CLONE_INTO_CGROUP) places the first process in the run's cgroup; "
+		 "BPF-LSM task_alloc refuses CLONE_INTO_CGROUP out of it"),
+	ENFORCED("@signals_ptrace", P,
+		 "BPF-LSM task_kill and ptrace_access_check: no signal, ptrace or /proc/PID/fd "
+		 "access to processes outside the run"),
+	ENFORCED("@unix_sockets", P,
+		 "BPF-LSM unix_stream_connect and unix_may_send: no unix socket outside the run"),
+	/* F */
+	ENFORCED("filesystem.root", F,
+		 "BPF-LSM file_open and path_* hooks: writes are denied wherever no rule grants them"),
+	ENFORCED("filesystem.inputs.path", F,
+		 "BPF-LSM: a rule without write access at the input's path"),
+	ENFORCED("filesystem.inputs.mode", F, "read_only: as filesystem.inputs.path"),
+	GAP("filesystem.inputs.digest", F,
+	    "inputs are not hashed: this version cannot verify their digest"),
+	ENFORCED("filesystem.workspace.path", F,
+		 "BPF-LSM read and write rule; the controller creates the directory and refuses "
+		 "one reached through a symlink or below a directory others can write"),
+	ENFORCED("filesystem.read", F,
+		 "read grants hold: this version does not restrict reading, so every path is "
+		 "readable (see filesystem.deny)"),
+	ENFORCED("filesystem.workspace.write", F,
+		 "BPF-LSM write rules inside the workspace (longest prefix on component boundaries)"),
+	ENFORCED("filesystem.write", F, "BPF-LSM write rules (longest prefix on component boundaries)"),
+	GAP("filesystem.exact_paths", F,
+	    "kernel path rules in this version cover a path and everything beneath it, so an "
+	    "exact grant also grants what is created beneath that path"),
+	GAP("filesystem.exec", F,
+	    "exec is not confined by this version: any readable file can be executed, and files "
+	    "the run writes are not kept from executing (no W^X)"),
+	GAP("filesystem.deny", F,
+	    "denied paths are not writable, but this version does not deny reading or executing "
+	    "them, and a run that may write the directory above a denied path can rename that "
+	    "directory, taking the path out of its rule"),
+	ENFORCED("filesystem.devices", F,
+		 "BPF-LSM file_open by device number (null, zero, full, random, urandom, tty, ptys) "
+		 "and path_mknod: no other device can be opened for writing or created"),
+	/* N */
+	GAP("network_egress.default", N,
+	    "the network is not confined by this version: a run can reach any destination"),
+	NOT_ENFORCED("network_egress.allowed_destinations", N,
+		     "grants; meaningful once network_egress.default is enforced"),
+	NOT_ENFORCED("network_egress.dns", N,
+		     "the DNS proxy is not part of this version; the run resolves names itself"),
+	GAP("network_egress.methods", N,
+	    "HTTP methods need an HTTP-aware proxy; tether filters addresses and ports only"),
+	GAP("network_egress.max_bytes", N, "egress bytes are not counted by this version"),
+	/* I */
+	RECORDED("identity.tenant", I, "recorded in the policy, its digest and the run record"),
+	RECORDED("identity.run_id", I, "recorded in the policy, its digest and the run record"),
+	GAP("identity.uid", I, "runs keep the controller's uid (root) and capabilities"),
+	GAP("identity.gid", I, "runs keep the controller's gid and supplementary groups"),
+	GAP("cleanup.revoke_credentials", I,
+	    "tether issues no credentials and cannot revoke ones the run obtained"),
+	/* R */
+	GAP("resources.cpu", R, "cgroup v2 cpu.max is not set by this version"),
+	GAP("resources.memory_bytes", R, "cgroup v2 memory.max is not set by this version"),
+	GAP("resources.process_count", R, "cgroup v2 pids.max is not set by this version"),
+	GAP("resources.disk_bytes", R, "the workspace is not a size-limited file system"),
+	GAP("resources.open_files", R, "RLIMIT_NOFILE is not set by this version"),
+	GAP("resources.output_bytes", R, "the run's output is not captured or capped"),
+	GAP("resources.wall_clock", R, "runs are not timed out by this version"),
+	GAP("filesystem.workspace.max_bytes", R,
+	    "the workspace is not a size-limited file system"),
+	/* T */
+	ENFORCED("cleanup.verify_process_tree", T,
+		 "cgroup.kill, then cgroup.events must read populated 0 before the run's cgroup "
+		 "and map entries are removed; a tree that does not empty is reported"),
+	GAP("cleanup.lease", T, "leases are not tracked by this version"),
+	GAP("filesystem.workspace.mode", T,
+	    "fresh and fresh_overlay workspaces are not created by this version; the directory "
+	    "at path is used as it is"),
+	GAP("filesystem.workspace.source", T, "the workspace source is not copied by this version"),
+	GAP("workspace_lifetime", T, "one_run: the workspace is not deleted when the run ends"),
+	GAP("artifacts", T, "artifacts are not exported, scanned or hashed by this version"),
+	GAP("image_digest", T,
+	    "tether starts the command from the host's file system; it does not pull or verify images"),
+	/* C */
+	ENFORCED("mode", C, "enforce: every hook denies what no rule grants"),
+	RECORDED("runtime_revision", C, "recorded in the policy, its digest and the run record"),
+	ENFORCED("audit.sink", C,
+		 "JSON Lines from the run's own BPF ring buffer, with sequence numbers and a "
+		 "count of lost records"),
+	ENFORCED("audit.record_allowed", C, "records allowed write-opens as well as denials"),
+	GAP("audit.fail_closed", C,
+	    "an allowed action whose record cannot be written is not denied by this version"),
+	{ 0 },
+};
+
+const struct tp_field_info *tp_field_find(const char *field)
+{
+	for (const struct tp_field_info *f = tp_fields; f->field; f++)
+		if (strcmp(f->field, field) == 0)
+			return f;
+	return NULL;
+}
+
+static bool policy_has_gap(const struct tp_policy *policy, const char *field)
+{
+	for (size_t i = 0; i < policy->gap_count; i++)
+		if (strcmp(policy->gaps[i], field) == 0)
+			return true;
+	return false;
+}
+
+int tp_policy_check_gaps(const struct tp_policy *policy, char *why, size_t why_len)
+{
+	const char *needed[TP_LIMIT_COUNT + 24];
+	size_t n = 0;
+	bool deny = false, exact = false, digests = false;
+
+	if (policy->mode != TP_MODE_ENFORCE) {
+		snprintf(why, why_len, "its mode is not 'enforce', the only mode this version runs");
+		return -EINVAL;
+	}
+	needed[n++] = "filesystem.exec";
+	needed[n++] = "network_egress.default";
+	for (size_t i = 0; i < policy->path_rule_count; i++) {
+		deny |= policy->path_rules[i].access == 0;
+		exact |= policy->path_rules[i].kind == TP_PATH_EXACT &&
+			 policy->path_rules[i].access != 0;
+	}
+	for (size_t i = 0; i < policy->input_count; i++)
+		digests |= policy->inputs[i].has_digest;
+	if (deny)
+		needed[n++] = "filesystem.deny";
+	if (exact)
+		needed[n++] = "filesystem.exact_paths";
+	if (digests)
+		needed[n++] = "filesystem.inputs.digest";
+	if (policy->flags & TP_POLICY_IMAGE_DIGEST)
+		needed[n++] = "image_digest";
+	if (policy->flags & TP_POLICY_UID)
+		needed[n++] = "identity.uid";
+	if (policy->flags & (TP_POLICY_UID | TP_POLICY_GID))
+		needed[n++] = "identity.gid";
+	if (policy->workspace_source)
+		needed[n++] = "filesystem.workspace.source";
+	if (policy->workspace_mode != TP_WORKSPACE_EXISTING)
+		needed[n++] = "filesystem.workspace.mode";
+	if (policy->method_count)
+		needed[n++] = "network_egress.methods";
+	if (policy->lifetime == TP_LIFETIME_ONE_RUN)
+		needed[n++] = "workspace_lifetime";
+	if (policy->artifact_count ||
+	    (policy->flags & (TP_POLICY_ARTIFACTS_SCAN | TP_POLICY_ARTIFACTS_HASH)))
+		needed[n++] = "artifacts";
+	if (policy->flags & TP_POLICY_REVOKE_CREDENTIALS)
+		needed[n++] = "cleanup.revoke_credentials";
+	if (policy->flags & TP_POLICY_AUDIT_FAIL_CLOSED)
+		needed[n++] = "audit.fail_closed";
+	/* Every limit is a gap in this version. */
+	for (size_t i = 0; i < TP_LIMIT_COUNT; i++)
+		if (policy->limits[i])
+			needed[n++] = tp_limit_keys[i];
+
+	for (size_t i = 0; i < n; i++) {
+		const struct tp_field_info *info = tp_field_find(needed[i]);
+
+		if (info && info->status == TP_NOT_ENFORCED && !policy_has_gap(policy, needed[i])) {
+			snprintf(why, why_len, "it relies on '%s', which this version does not enforce "
+				 "(%s), without acknowledging it", needed[i], info->mechanism);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What this version enforces, field by field: the one table behind the
+ * compiler's gap check and the guarantee report.
+ *
+ * A field's status says whether its meaning holds once a run starts:
+ *
+ *   ENFORCED      a kernel hook, cgroup limit or runtime step makes it hold
+ *   RECORDED      metadata: it grants and restricts nothing; it is part of
+ *                 the compiled policy and its digest, and of the run record
+ *   NOT_ENFORCED  this version does not make it hold.  When such a field
+ *                 restricts the run (restricts = true) and the envelope sets
+ *                 it (or its default restricts), compiling fails unless the
+ *                 envelope lists the field under acknowledge_unenforced.
+ *
+ * Changing a row is changing what tether claims: a row moves to ENFORCED in
+ * the same commit as the enforcement and its VM test.
+ *
+ * Not part of the library's API: only policyc/ includes it.
+ */
+#ifndef TETHER_POLICYC_FIELDS_H
+#define TETHER_POLICYC_FIELDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The terms of G = K ∧ P ∧ F ∧ N ∧ I ∧ R ∧ T ∧ C (seed 000, "Specify the sandbox"). */
+enum tp_term {
+	TP_TERM_K,	/* kernel / system-call boundary */
+	TP_TERM_P,	/* process, user, IPC and tenant isolation */
+	TP_TERM_F,	/* filesystem, mount, device and artifact isolation */
+	TP_TERM_N,	/* ingress and network egress policy */
+	TP_TERM_I,	/* workload identity and credential authority */
+	TP_TERM_R,	/* resource control */
+	TP_TERM_T,	/* workspace lifetime, persistence, cleanup, remanence */
+	TP_TERM_C,	/* control-plane integrity, audit, configuration */
+	TP_TERM_COUNT
+};
+
+enum tp_status {
+	TP_ENFORCED,
+	TP_RECORDED,
+	TP_NOT_ENFORCED,
+};
+
+struct tp_field_info {
+	const char *field;	/* below "sandbox", dotted; NULL ends the table.  Rows
+				 * whose name starts with '@' are built-in guarantees,
+				 * not envelope keys */
+	enum tp_term term;
+	enum tp_status status;
+	bool restricts;		/* NOT_ENFORCED only: setting it is a gap */
+	const char *mechanism;	/* what enforces it, or why nothing does */
+};
+
+extern const struct tp_field_info tp_fields[];
+extern const char tp_term_letters[TP_TERM_COUNT];	/* "KPFNIRTC" */
+extern const char *const tp_term_names[TP_TERM_COUNT];
+
+/* The row of `field` (exact name), or NULL. */
+const struct tp_field_info *tp_field_find(const char *field);
+
+struct tp_policy;
+/*
+ * Whether a compiled policy acknowledges every gap its content needs in this
+ * version (a limit it sets, a deny rule, an exact grant, the defaults every
+ * policy has, ...).  A policy compiled here always does; one from elsewhere
+ * (another tether version, a hand-made file) that relies on something this
+ * version does not enforce is refused: -EINVAL with the gap named in `why`.
+ */
+int tp_policy_check_gaps(const struct tp_policy *policy, char *why, size_t why_len);
+
+#endif

@@ -1,0 +1,609 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Schema v1 end to end: every example compiles, the compiled rules are what
+ * docs/envelope.md says, the digest depends on meaning and on nothing else,
+ * and the reports match their golden files.
+ *
+ * Runs from the repository root.  TETHER_UPDATE_GOLDEN=1 rewrites the golden
+ * files instead of comparing (review the diff before committing it).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "policyc/fields.h"
+#include "policyc/policy.h"
+
+#define GOLDEN_DIR "tests/policyc/golden"
+
+#define ACK "  acknowledge_unenforced: [filesystem.exec, network_egress.default]\n"
+#define BASE                                  \
+	"sandbox:\n"                          \
+	"  filesystem:\n"                     \
+	"    root: read_only\n"               \
+	"    workspace:\n"                    \
+	"      path: /ws\n"
+
+static struct tp_diags diags;
+
+static void fini(void)
+{
+	tp_diags_free(&diags);
+}
+
+TestSuite(envelope, .fini = fini, .timeout = 30);
+
+static char *diag_text(void)
+{
+	char *text = NULL;
+
+	if (tp_diags_format(&diags, &text) < 0)
+		return strdup("?");
+	return text;
+}
+
+/* Parses and compiles `text`; fails the test with every diagnostic if it is invalid. */
+static struct tp_policy *compile_text(const char *text)
+{
+	struct tp_envelope *env = NULL;
+	struct tp_policy *policy = NULL;
+	int r = tp_envelope_parse("t.yaml", text, strlen(text), &env, &diags);
+
+	if (r) {
+		char *d = diag_text();
+
+		cr_assert_fail("envelope invalid (%d):\n%s\n---\n%s", r, d, text);
+	}
+	cr_assert_eq(tp_policy_compile("t.yaml", env, &policy, &diags), 0);
+	tp_envelope_free(env);
+	return policy;
+}
+
+static void digest_of(const char *text, uint8_t out[32])
+{
+	struct tp_policy *policy = compile_text(text);
+
+	cr_assert_eq(tp_policy_digest(policy, out), 0);
+	tp_policy_free(policy);
+}
+
+static char *encode_hex(const char *text)
+{
+	uint8_t digest[32];
+	char *hex = malloc(TP_DIGEST_TEXT_MAX);
+
+	digest_of(text, digest);
+	tp_digest_text(digest, hex);
+	return hex;
+}
+
+/* Asserts the first diagnostic of an invalid envelope. */
+static void expect_error(const char *text, unsigned int line, unsigned int column,
+			 const char *message)
+{
+	struct tp_envelope *env = NULL;
+
+	cr_assert_eq(tp_envelope_parse("t.yaml", text, strlen(text), &env, &diags), -EINVAL,
+		     "accepted:\n%s", text);
+	cr_assert_geq(diags.count, 1);
+	cr_expect(diags.items[0].line == line && diags.items[0].column == column,
+		  "at %u:%u, expected %u:%u (%s)", diags.items[0].line, diags.items[0].column,
+		  line, column, diags.items[0].message);
+	cr_expect_str_eq(diags.items[0].message, message);
+	fini();
+}
+
+/* ---- examples ------------------------------------------------------------ */
+
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *data = NULL;
+	size_t len = 0;
+
+	if (!f)
+		return NULL;
+	if (getdelim(&data, &len, '\0', f) < 0) {
+		free(data);
+		data = strdup("");
+	}
+	fclose(f);
+	return data;
+}
+
+static char *capture(int (*fn)(const struct tp_policy *, FILE *), const struct tp_policy *policy)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	cr_assert_not_null(out);
+	cr_assert_eq(fn(policy, out), 0);
+	fclose(out);
+	return text;
+}
+
+static void golden(const char *name, const char *suffix, const char *actual)
+{
+	char path[512];
+	char *expected;
+
+	snprintf(path, sizeof(path), "%s/%s.%s", GOLDEN_DIR, name, suffix);
+	if (getenv("TETHER_UPDATE_GOLDEN")) {
+		FILE *f = fopen(path, "we");
+
+		cr_assert_not_null(f, "%s", path);
+		fputs(actual, f);
+		fclose(f);
+		return;
+	}
+	expected = read_file(path);
+	cr_assert_not_null(expected, "%s is missing (TETHER_UPDATE_GOLDEN=1 writes it)", path);
+	cr_expect_str_eq(actual, expected, "%s differs", path);
+	free(expected);
+}
+
+Test(envelope, every_example_compiles_round_trips_and_matches_its_golden_reports)
+{
+	DIR *dir = opendir("examples");
+	struct dirent *entry;
+	size_t checked = 0;
+
+	cr_assert_not_null(dir, "run the tests from the repository root");
+	while ((entry = readdir(dir))) {
+		size_t len = strlen(entry->d_name);
+		struct tp_policy *policy = NULL, *decoded = NULL;
+		uint8_t *bytes = NULL, *again = NULL;
+		size_t n = 0, m = 0;
+		char path[512], name[256], why[256];
+		char *text;
+
+		if (len < 6 || strcmp(entry->d_name + len - 5, ".yaml") != 0)
+			continue;
+		snprintf(path, sizeof(path), "examples/%s", entry->d_name);
+		snprintf(name, sizeof(name), "%.*s", (int)(len - 5), entry->d_name);
+		if (tp_compile_file(path, &policy, &diags) != 0) {
+			text = diag_text();
+			cr_assert_fail("%s does not compile:\n%s", path, text);
+		}
+		cr_assert_eq(tp_policy_encode(policy, &bytes, &n), 0, "%s", path);
+		cr_assert_eq(tp_policy_decode(bytes, n, &decoded, why, sizeof(why)), 0, "%s: %s",
+			     path, why);
+		cr_assert_eq(tp_policy_encode(decoded, &again, &m), 0);
+		cr_expect(n == m && memcmp(bytes, again, n) == 0, "%s: decode(encode) differs", path);
+		cr_expect_eq(tp_policy_check_gaps(policy, why, sizeof(why)), 0, "%s: %s", path, why);
+
+		text = capture(tp_explain_write, policy);
+		golden(name, "explain", text);
+		free(text);
+		text = capture(tp_report_write, policy);
+		golden(name, "report", text);
+		free(text);
+
+		free(bytes);
+		free(again);
+		tp_policy_free(decoded);
+		tp_policy_free(policy);
+		checked++;
+	}
+	closedir(dir);
+	cr_expect_geq(checked, 6, "only %zu examples", checked);
+}
+
+/* ---- compiled rules -------------------------------------------------------- */
+
+struct rule {
+	const char *path;
+	uint32_t access;
+	uint32_t kind;
+};
+
+#define R TETHER_ACCESS_READ
+#define W TETHER_ACCESS_WRITE
+#define X TETHER_ACCESS_EXEC
+#define SUB TP_PATH_SUBTREE
+#define EXACT TP_PATH_EXACT
+
+static void expect_rules(const struct tp_policy *policy, const struct rule *rules, size_t n)
+{
+	for (size_t i = 0; i < policy->path_rule_count && i < n; i++) {
+		cr_expect_str_eq(policy->path_rules[i].path, rules[i].path, "rule %zu", i);
+		cr_expect_eq(policy->path_rules[i].access, rules[i].access, "rule %zu (%s): access %u",
+			     i, policy->path_rules[i].path, policy->path_rules[i].access);
+		cr_expect_eq(policy->path_rules[i].kind, rules[i].kind, "rule %zu kind", i);
+	}
+	cr_expect_eq(policy->path_rule_count, n, "%zu rules, expected %zu",
+		     policy->path_rule_count, n);
+}
+
+Test(envelope, minimal_rules_root_readable_workspace_writable_not_executable)
+{
+	struct tp_policy *p = compile_text(BASE ACK);
+	static const struct rule rules[] = {
+		{ "/", R | X, SUB },
+		{ "/ws", R | W, SUB },
+	};
+
+	expect_rules(p, rules, 2);
+	cr_expect_eq(p->gap_count, 2);
+	cr_expect_str_eq(p->gaps[0], "filesystem.exec");
+	cr_expect_str_eq(p->gaps[1], "network_egress.default");
+	tp_policy_free(p);
+}
+
+Test(envelope, grants_inherit_deny_and_inputs_cut_write_drops_exec)
+{
+	struct tp_policy *p = compile_text(
+		"sandbox:\n"
+		"  filesystem:\n"
+		"    root: read_only\n"
+		"    inputs: [{path: /srv/in}]\n"
+		"    workspace:\n"
+		"      path: /ws\n"
+		"      write: [src/**, build/**, data/**]\n"
+		"    read: [/opt/tools/**, src/README]\n"
+		"    write: [/tmp/scratch/**]\n"
+		"    deny: [src/keys/**]\n"
+		"    exec: [/usr/**, build/bin/**]\n"
+		"  acknowledge_unenforced: [filesystem.exec, network_egress.default, filesystem.deny,\n"
+		"                           filesystem.exact_paths]\n");
+	static const struct rule rules[] = {
+		{ "/", R, SUB },			/* exec given: the root loses exec */
+		{ "/tmp/scratch", R | W, SUB },		/* writable: never executable */
+		{ "/usr", R | X, SUB },
+		{ "/ws/build", R | W, SUB },
+		{ "/ws/build/bin", R | W | X, SUB },	/* exec named explicitly: W and X */
+		{ "/ws/data", R | W, SUB },
+		{ "/ws/src", R | W, SUB },
+		{ "/ws/src/keys", 0, SUB },
+	};
+
+	/*
+	 * /opt/tools, the input /srv/in and the workspace itself (R under the
+	 * root's R) and src/README (R under RW) change nothing: dropped.
+	 */
+	expect_rules(p, rules, sizeof(rules) / sizeof(*rules));
+	tp_policy_free(p);
+}
+
+Test(envelope, an_input_is_read_only_and_not_executable)
+{
+	struct tp_policy *p = compile_text(BASE
+		"    inputs: [{path: /srv/in}]\n" ACK);
+	static const struct rule rules[] = {
+		{ "/", R | X, SUB },
+		{ "/srv/in", R, SUB },
+		{ "/ws", R | W, SUB },
+	};
+
+	expect_rules(p, rules, 3);
+	tp_policy_free(p);
+}
+
+Test(envelope, read_only_workspace_and_exact_grants)
+{
+	struct tp_policy *p = compile_text(BASE
+		"      write: [out.json]\n"
+		"  acknowledge_unenforced: [filesystem.exec, network_egress.default,\n"
+		"                           filesystem.exact_paths]\n");
+	static const struct rule rules[] = {
+		{ "/", R | X, SUB },
+		{ "/ws", R, SUB },
+		{ "/ws/out.json", R | W, EXACT },
+	};
+
+	expect_rules(p, rules, 3);
+	tp_policy_free(p);
+}
+
+Test(envelope, destinations_limits_and_flags_compile_canonically)
+{
+	struct tp_policy *p = compile_text(BASE
+		"  network_egress:\n"
+		"    allowed_destinations:\n"
+		"      - API.GitHub.com.:443\n"
+		"      - 192.0.2.0/24\n"
+		"      - \"[2001:db8::1]:8000-8100\"\n"
+		"      - {host: pypi.org, protocol: tcp}\n"
+		"  resources: {cpu: 500m, memory_bytes: 4GiB, wall_clock: 1h30m}\n"
+		"  acknowledge_unenforced: [filesystem.exec, network_egress.default, resources.cpu,\n"
+		"    resources.memory_bytes, resources.wall_clock]\n");
+
+	cr_assert_eq(p->host_rule_count, 2);
+	cr_expect_str_eq(p->host_rules[0].name, "api.github.com");
+	cr_expect_eq(p->host_rules[0].port_min, 443);
+	cr_expect_eq(p->host_rules[0].protocols, TP_PROTO_ANY);
+	cr_expect_str_eq(p->host_rules[1].name, "pypi.org");
+	cr_expect_eq(p->host_rules[1].protocols, TP_PROTO_TCP);
+	cr_expect_eq(p->host_rules[1].port_min, 1);
+	cr_expect_eq(p->host_rules[1].port_max, 65535);
+	cr_assert_eq(p->net_rule_count, 2);
+	/* Sorted by address: ::ffff:192.0.2.0 sorts before 2001:db8::1. */
+	cr_expect_eq(p->net_rules[0].prefixlen, 96 + 24);
+	cr_expect_eq(p->net_rules[0].addr[10], 0xff);
+	cr_expect_eq(p->net_rules[0].addr[12], 192);
+	cr_expect_eq(p->net_rules[1].prefixlen, 128);
+	cr_expect_eq(p->net_rules[1].port_min, 8000);
+	cr_expect_eq(p->net_rules[1].port_max, 8100);
+	cr_expect_eq(p->limits[TP_LIMIT_CPU_MILLI], 500);
+	cr_expect_eq(p->limits[TP_LIMIT_MEMORY_BYTES], 4ull << 30);
+	cr_expect_eq(p->limits[TP_LIMIT_WALL_CLOCK_MS], 5400000);
+	cr_expect_eq(p->limits[TP_LIMIT_PROCESS_COUNT], 0);
+	cr_expect(p->flags & TP_POLICY_VERIFY_PROCESS_TREE);
+	tp_policy_free(p);
+}
+
+Test(envelope, acknowledging_a_gap_that_does_not_apply_is_accepted_and_dropped)
+{
+	struct tp_policy *p = compile_text(BASE
+		"  acknowledge_unenforced: [resources.cpu, filesystem.exec, network_egress.default]\n");
+
+	cr_expect_eq(p->gap_count, 2);
+	tp_policy_free(p);
+}
+
+/* ---- the digest ----------------------------------------------------------- */
+
+/* Each group: envelopes with one meaning, written differently. */
+static const char *const same_meaning[][5] = {
+	{
+		BASE ACK,
+		"# comment\n{sandbox: {acknowledge_unenforced: [network_egress.default,\n"
+		"  filesystem.exec], filesystem: {workspace: {path: '/ws/'}, root: read_only}}}\n",
+		"version: 1\nsandbox:\n  mode: enforce\n  filesystem:\n    root: read_only\n"
+		"    devices: []\n    workspace:\n      path: //ws/x/..\n      mode: existing\n"
+		"      write: ['**']\n    read: [/opt/**]\n  network_egress: {default: deny}\n"
+		"  workspace_lifetime: persistent\n  cleanup: {verify_process_tree: true}\n"
+		"  audit: {sink: stderr, fail_closed: false, record_allowed: false}\n" ACK,
+		NULL,
+	},
+	{
+		BASE "  resources:\n    memory_bytes: 4GiB\n    cpu: 0.5\n    wall_clock: 1h30m\n"
+		"  acknowledge_unenforced: [filesystem.exec, network_egress.default,\n"
+		"    resources.memory_bytes, resources.cpu, resources.wall_clock]\n",
+		BASE "  resources:\n    wall_clock: 90m\n    cpu: 500m\n    memory_bytes: 4294967296\n"
+		"  acknowledge_unenforced: [resources.wall_clock, resources.cpu, resources.memory_bytes,\n"
+		"    network_egress.default, filesystem.exec]\n",
+		BASE "  resources: {memory_bytes: 4096MiB, cpu: '0.500', wall_clock: 5400s}\n"
+		"  acknowledge_unenforced: [resources.wall_clock, resources.cpu, resources.memory_bytes,\n"
+		"    network_egress.default, filesystem.exec, resources.disk_bytes]\n",
+		NULL,
+	},
+	{
+		BASE "  network_egress:\n    allowed_destinations: [192.0.2.7, api.github.com:443,"
+		" \"2001:db8::/32\"]\n" ACK,
+		BASE "  network_egress:\n    allowed_destinations:\n      - 2001:DB8::/32\n"
+		"      - {host: API.github.com., ports: 443}\n      - ::ffff:192.0.2.7\n" ACK,
+		BASE "  network_egress:\n    allowed_destinations:\n      - \"2001:db8:0::/32\"\n"
+		"      - {cidr: 192.0.2.7/32, protocol: any}\n      - api.github.com:443-443\n" ACK,
+		NULL,
+	},
+	{
+		/* Covered destinations add nothing; ranges and protocols merge. */
+		BASE "  network_egress:\n    allowed_destinations: [10.0.0.0/8, '1.2.3.4:80-81',"
+		" '*.x.com:443', {host: y.org, protocol: tcp}, {host: y.org, protocol: udp}]\n" ACK,
+		BASE "  network_egress:\n    allowed_destinations: [10.1.0.0/16, 10.0.0.0/8,"
+		" '1.2.3.4:80', '1.2.3.4:81', '*.x.com:443', 'a.x.com:443', y.org,"
+		" '*.a.x.com:443']\n" ACK,
+		BASE "  network_egress:\n    allowed_destinations: ['10.0.0.0/8:1-100',"
+		" '10.0.0.0/8:90-65535', {cidr: 10.2.3.4, protocol: udp}, '1.2.3.4:81',"
+		" {cidr: 1.2.3.4, ports: 80, protocol: tcp}, {cidr: 1.2.3.4, ports: 80-81,"
+		" protocol: udp}, '*.x.com:443', {host: y.org, ports: 1-1000}, 'y.org:999-65535']\n"
+		ACK,
+		NULL,
+	},
+	{
+		BASE "  identity: {uid: 10000}\n"
+		"  acknowledge_unenforced: [filesystem.exec, network_egress.default, identity.uid,\n"
+		"    identity.gid]\n",
+		BASE "  identity: {gid: 10000, uid: 10000}\n"
+		"  acknowledge_unenforced: [filesystem.exec, network_egress.default, identity.uid,\n"
+		"    identity.gid]\n",
+		NULL,
+	},
+};
+
+Test(envelope, equal_meaning_gives_identical_bytes_and_digest)
+{
+	for (size_t g = 0; g < sizeof(same_meaning) / sizeof(*same_meaning); g++) {
+		char *first = encode_hex(same_meaning[g][0]);
+
+		for (size_t i = 1; same_meaning[g][i]; i++) {
+			char *other = encode_hex(same_meaning[g][i]);
+
+			cr_expect_str_eq(other, first, "group %zu, text %zu:\n%s", g, i,
+					 same_meaning[g][i]);
+			free(other);
+		}
+		free(first);
+	}
+}
+
+/* One token of examples/full.yaml replaced by another valid value each. */
+static const struct {
+	const char *from, *to;
+} meaning_changes[] = {
+	{ "tenant: acme", "tenant: acmf" },
+	{ "run_id: run_85a", "run_id: run_85b" },
+	{ "uid: 10000", "uid: 10001" },
+	{ "gid: 10000", "gid: 10001" },
+	{ "host-policy-7", "host-policy-8" },
+	{ "5d41402abc4b2a76", "5d41402abc4b2a77" },
+	{ "/srv/inputs/dataset", "/srv/inputs/datasef" },
+	{ "2c26b46b68ffc68f", "2c26b46b68ffc68e" },
+	{ "path: /var/lib/tether/workspaces/run_85a", "path: /var/lib/tether/workspaces/run_85b" },
+	{ "source: /srv/repos/web-app", "source: /srv/repos/web-apq" },
+	{ "mode: fresh_overlay", "mode: fresh" },
+	{ "max_bytes: 2GiB", "max_bytes: 3GiB" },
+	{ "- src/auth/**", "- src/**" },
+	{ "- /tmp/run_85a/**", "- /tmp/run_85b/**" },
+	{ "- node_modules/.bin/**", "- node_modules/.bim/**" },
+	{ "- src/auth/keys/**", "- src/auth/key/**" },
+	{ "- artifact-mirror.internal", "- artifact-mirror.interna1" },
+	{ "api.github.com:443", "api.github.com:444" },
+	{ "192.0.2.0/24", "192.0.2.0/25" },
+	{ "[2001:db8::1]:443", "[2001:db8::2]:443" },
+	{ "8000-8100", "8000-8101" },
+	{ "protocol: tcp", "protocol: udp" },
+	{ "methods: [GET, HEAD]", "methods: [GET]" },
+	{ "max_bytes: 100MiB", "max_bytes: 101MiB" },
+	{ "192.0.2.53,", "192.0.2.54," },
+	{ "min_ttl: 5s", "min_ttl: 6s" },
+	{ "max_ttl: 1h", "max_ttl: 2h" },
+	{ "cpu: 2", "cpu: 3" },
+	{ "memory_bytes: 4GiB", "memory_bytes: 5GiB" },
+	{ "process_count: 128", "process_count: 129" },
+	{ "disk_bytes: 2GiB", "disk_bytes: 1GiB" },
+	{ "open_files: 512", "open_files: 513" },
+	{ "output_bytes: 16MiB", "output_bytes: 17MiB" },
+	{ "wall_clock: 10m", "wall_clock: 11m" },
+	{ "workspace_lifetime: one_run", "workspace_lifetime: persistent" },
+	{ "allow: [result.json, reports/**]", "allow: [result.json]" },
+	{ "scan: true", "scan: false" },
+	{ "hash: true", "hash: false" },
+	{ "lease: 15m", "lease: 16m" },
+	{ "revoke_credentials: true", "revoke_credentials: false" },
+	{ "sink: /var/log/tether/run_85a.jsonl", "sink: stderr" },
+	{ "record_allowed: true", "record_allowed: false" },
+};
+
+Test(envelope, any_change_of_meaning_changes_the_digest)
+{
+	char *full = read_file("examples/full.yaml");
+	char *base_hex;
+
+	cr_assert_not_null(full);
+	base_hex = encode_hex(full);
+	for (size_t i = 0; i < sizeof(meaning_changes) / sizeof(*meaning_changes); i++) {
+		const char *at = strstr(full, meaning_changes[i].from);
+		size_t from_len = strlen(meaning_changes[i].from);
+		char *changed, *hex;
+
+		cr_assert_not_null(at, "'%s' not in examples/full.yaml", meaning_changes[i].from);
+		cr_assert(asprintf(&changed, "%.*s%s%s", (int)(at - full), full,
+				   meaning_changes[i].to, at + from_len) > 0);
+		hex = encode_hex(changed);
+		cr_expect_str_neq(hex, base_hex, "'%s' -> '%s' kept the digest",
+				  meaning_changes[i].from, meaning_changes[i].to);
+		free(hex);
+		free(changed);
+	}
+	free(base_hex);
+	free(full);
+}
+
+/* ---- errors that need the whole envelope ------------------------------------ */
+
+Test(envelope, unacknowledged_gaps_are_errors_at_the_field)
+{
+	expect_error(BASE "  resources:\n    cpu: 2\n" ACK, 7, 5,
+		     "'resources.cpu' is not enforced by this version (cgroup v2 cpu.max is not set "
+		     "by this version); to run without it, list 'resources.cpu' under "
+		     "'acknowledge_unenforced'");
+	expect_error(BASE, 1, 1,
+		     "'filesystem.exec' is not enforced by this version (exec is not confined by "
+		     "this version: any readable file can be executed, and files the run writes are "
+		     "not kept from executing (no W^X)); to run without it, list 'filesystem.exec' "
+		     "under 'acknowledge_unenforced'");
+}
+
+Test(envelope, gaps_wait_until_the_keys_are_valid)
+{
+	struct tp_envelope *env = NULL;
+
+	/* One typo: one error, not one per gap the file would have. */
+	cr_assert_eq(tp_envelope_parse("t.yaml", BASE "  resource: {cpu: 2}\n",
+				       strlen(BASE "  resource: {cpu: 2}\n"), &env, &diags), -EINVAL);
+	cr_expect_eq(diags.count, 1);
+}
+
+Test(envelope, conflicts_are_reported_at_the_later_entry)
+{
+	expect_error(BASE "    write: [/data/**]\n    deny: [/data/**]\n"
+		     "  acknowledge_unenforced: [filesystem.exec, network_egress.default, "
+		     "filesystem.deny]\n",
+		     7, 12, "conflicting rules: '/data' is both granted ('filesystem.write') and "
+			    "denied ('filesystem.deny')");
+	expect_error(BASE "    deny: ['**']\n"
+		     "  acknowledge_unenforced: [filesystem.exec, network_egress.default, "
+		     "filesystem.deny]\n",
+		     6, 12, "conflicting rules: '/ws' is both granted ('filesystem.workspace.write') "
+			    "and denied ('filesystem.deny')");
+}
+
+Test(envelope, all_errors_of_a_file_in_one_pass)
+{
+	struct tp_envelope *env = NULL;
+	const char *text =
+		"sandbox:\n"
+		"  identity: {uid: 0}\n"
+		"  filesystem:\n"
+		"    root: read_only\n"
+		"    workspace: {path: /ws, write: [src/*.c]}\n"
+		"  network_egress:\n"
+		"    allowed_destinations: [192.0.2.1/24, 'api.github.com:0']\n"
+		"  resources: {memory_bytes: 2gib, wall_clock: 10, cpu: 2}\n";
+
+	cr_assert_eq(tp_envelope_parse("t.yaml", text, strlen(text), &env, &diags), -EINVAL);
+	cr_expect_eq(diags.count, 6, "%s", diag_text());
+	cr_expect_eq(diags.items[0].line, 2);
+	cr_expect_eq(diags.items[1].line, 5);
+	cr_expect_eq(diags.items[2].line, 7);
+	cr_expect_eq(diags.items[3].line, 7);
+	cr_expect_eq(diags.items[4].line, 8);
+	cr_expect_eq(diags.items[5].line, 8);
+}
+
+/* Hostile sizes: duplicate detection must not be quadratic (criterion's timeout). */
+Test(envelope, fifty_thousand_entries_are_checked_quickly, .timeout = 20)
+{
+	size_t n = 50000, cap = n * 32 + 4096, len = 0;
+	char *text = malloc(cap);
+	struct tp_envelope *env = NULL;
+
+	len += (size_t)snprintf(text + len, cap - len, BASE "    read:\n");
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(text + len, cap - len, "      - /opt/d%zu/**\n", i % (n - 1));
+	len += (size_t)snprintf(text + len, cap - len, ACK);
+	cr_assert_eq(tp_envelope_parse("t.yaml", text, len, &env, &diags), -EINVAL);
+	cr_expect_eq(diags.count, 1);
+	cr_expect(strstr(diags.items[0].message, "listed twice"), "%s", diags.items[0].message);
+	free(text);
+}
+
+/* A compiled policy that drops a gap it needs (hand-made, or another version's) is refused. */
+Test(envelope, a_compiled_policy_without_a_needed_gap_is_refused)
+{
+	struct tp_policy *p = compile_text(BASE "  resources: {cpu: 2}\n"
+		"  acknowledge_unenforced: [filesystem.exec, network_egress.default, resources.cpu]\n");
+	char path[] = "/tmp/tether-test-XXXXXX";
+	struct tp_policy *loaded = NULL;
+	uint8_t *bytes = NULL;
+	size_t n = 0;
+	int fd;
+
+	/* gaps are sorted: [filesystem.exec, network_egress.default, resources.cpu] */
+	cr_assert_eq(p->gap_count, 3);
+	free(p->gaps[2]);
+	p->gap_count = 2;
+	cr_assert_eq(tp_policy_encode(p, &bytes, &n), 0);
+	fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, bytes, n), (ssize_t)n);
+	close(fd);
+	cr_expect_eq(tp_policy_load_file(path, &loaded, &diags), -EINVAL);
+	cr_expect_null(loaded);
+	cr_assert_eq(diags.count, 1);
+	cr_expect_str_eq(diags.items[0].message,
+			 "not a valid compiled policy: it relies on 'resources.cpu', which this "
+			 "version does not enforce (cgroup v2 cpu.max is not set by this version), "
+			 "without acknowledging it");
+	unlink(path);
+	free(bytes);
+	tp_policy_free(p);
+}

@@ -1,0 +1,882 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * policyc reports: the guarantee report, explain and the semantic diff, on
+ * compiled policies built here in C (the YAML-based golden tests live with
+ * the compiler's tests).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "policyc/policy.h"
+
+#define R TETHER_ACCESS_READ
+#define W TETHER_ACCESS_WRITE
+#define X TETHER_ACCESS_EXEC
+
+TestSuite(reports, .timeout = 20);
+
+/* ---- building policies ---------------------------------------------------- */
+
+static void *xcalloc(size_t count, size_t size)
+{
+	void *p = calloc(count, size);
+
+	cr_assert_not_null(p);
+	return p;
+}
+
+static char *xstrdup(const char *s)
+{
+	char *copy = strdup(s);
+
+	cr_assert_not_null(copy);
+	return copy;
+}
+
+/* Grows `*items` by one element at `*count`, keeping what is there. */
+static void *grow(void *items, size_t count, size_t size)
+{
+	void *p = realloc(items, (count + 1) * size);
+
+	cr_assert_not_null(p);
+	memset((char *)p + count * size, 0, size);
+	return p;
+}
+
+/*
+ * The smallest policy the compiler produces for a workspace at `workspace`:
+ * "/" readable and executable, the whole workspace writable, the process
+ * tree verified, the two gaps every policy of this version has.
+ */
+static struct tp_policy *policy_new(const char *workspace)
+{
+	struct tp_policy *p = xcalloc(1, sizeof(*p));
+
+	p->flags = TP_POLICY_VERIFY_PROCESS_TREE;
+	p->workspace = xstrdup(workspace);
+	p->dns_ttl_min_s = 5;
+	p->dns_ttl_max_s = 3600;
+	return p;
+}
+
+/* Insertion keeps every list sorted bytewise, as policy.h requires. */
+static size_t insert_at(char *const *names, size_t stride, size_t count, const char *name)
+{
+	size_t i = 0;
+
+	while (i < count &&
+	       strcmp(*(char *const *)((const char *)names + i * stride), name) < 0)
+		i++;
+	return i;
+}
+
+static void add_rule(struct tp_policy *p, const char *path, uint32_t access, uint32_t kind)
+{
+	size_t i;
+
+	p->path_rules = grow(p->path_rules, p->path_rule_count, sizeof(*p->path_rules));
+	i = insert_at(&p->path_rules[0].path, sizeof(*p->path_rules), p->path_rule_count, path);
+	memmove(&p->path_rules[i + 1], &p->path_rules[i],
+		(p->path_rule_count - i) * sizeof(*p->path_rules));
+	p->path_rules[i] = (struct tp_path_rule){ xstrdup(path), access, kind };
+	p->path_rule_count++;
+}
+
+static void add_subtree(struct tp_policy *p, const char *path, uint32_t access)
+{
+	add_rule(p, path, access, TP_PATH_SUBTREE);
+}
+
+static void add_strv(char ***list, size_t *count, const char *text)
+{
+	size_t i;
+
+	*list = grow(*list, *count, sizeof(**list));
+	i = insert_at(*list, sizeof(**list), *count, text);
+	memmove(&(*list)[i + 1], &(*list)[i], (*count - i) * sizeof(**list));
+	(*list)[i] = xstrdup(text);
+	(*count)++;
+}
+
+static void add_gap(struct tp_policy *p, const char *field)
+{
+	add_strv(&p->gaps, &p->gap_count, field);
+}
+
+/* Hosts are added in sorted order by the tests themselves. */
+static void add_host(struct tp_policy *p, const char *name, uint16_t port_min, uint16_t port_max,
+		     uint8_t protocols)
+{
+	p->host_rules = grow(p->host_rules, p->host_rule_count, sizeof(*p->host_rules));
+	p->host_rules[p->host_rule_count++] =
+		(struct tp_host_rule){ xstrdup(name), protocols, port_min, port_max };
+}
+
+/* IPv4 a.b.c.d/n in the mapped form; added in sorted order by the tests. */
+static void add_net4(struct tp_policy *p, uint8_t a, uint8_t b, uint8_t c, uint8_t d,
+		     uint8_t prefixlen, uint16_t port_min, uint16_t port_max, uint8_t protocols)
+{
+	struct tp_net_rule *rule;
+
+	p->net_rules = grow(p->net_rules, p->net_rule_count, sizeof(*p->net_rules));
+	rule = &p->net_rules[p->net_rule_count++];
+	rule->addr[10] = rule->addr[11] = 0xff;
+	rule->addr[12] = a;
+	rule->addr[13] = b;
+	rule->addr[14] = c;
+	rule->addr[15] = d;
+	rule->prefixlen = 96 + prefixlen;
+	rule->protocols = protocols;
+	rule->port_min = port_min;
+	rule->port_max = port_max;
+}
+
+/* IPv6 from 16 bytes; added in sorted order by the tests. */
+static void add_net6(struct tp_policy *p, const uint8_t addr[16], uint8_t prefixlen,
+		     uint16_t port_min, uint16_t port_max, uint8_t protocols)
+{
+	struct tp_net_rule *rule;
+
+	p->net_rules = grow(p->net_rules, p->net_rule_count, sizeof(*p->net_rules));
+	rule = &p->net_rules[p->net_rule_count++];
+	memcpy(rule->addr, addr, 16);
+	rule->prefixlen = prefixlen;
+	rule->protocols = protocols;
+	rule->port_min = port_min;
+	rule->port_max = port_max;
+}
+
+/* The workspace policy of the brief: /ws readable, one writable subtree. */
+static struct tp_policy *workspace_policy(const char *writable)
+{
+	struct tp_policy *p = policy_new("/ws");
+
+	add_subtree(p, "/", R | X);
+	add_subtree(p, "/ws", R);
+	add_subtree(p, writable, R | W);
+	add_gap(p, "filesystem.exec");
+	add_gap(p, "network_egress.default");
+	return p;
+}
+
+/* ---- capturing output ------------------------------------------------------- */
+
+struct capture {
+	char *text;
+	size_t len;
+	FILE *out;
+};
+
+static void capture_open(struct capture *c)
+{
+	c->text = NULL;
+	c->out = open_memstream(&c->text, &c->len);
+	cr_assert_not_null(c->out);
+}
+
+static char *capture_close(struct capture *c)
+{
+	cr_assert_eq(fclose(c->out), 0);
+	return c->text;
+}
+
+static char *report_text(const struct tp_policy *p)
+{
+	struct capture c;
+
+	capture_open(&c);
+	cr_assert_eq(tp_report_write(p, c.out), 0);
+	return capture_close(&c);
+}
+
+static char *explain_text(const struct tp_policy *p)
+{
+	struct capture c;
+
+	capture_open(&c);
+	cr_assert_eq(tp_explain_write(p, c.out), 0);
+	return capture_close(&c);
+}
+
+static char *diff_text(const struct tp_policy *a, const struct tp_policy *b, bool *widened)
+{
+	struct capture c;
+
+	capture_open(&c);
+	cr_assert_eq(tp_diff_write(a, b, c.out, widened), 0);
+	return capture_close(&c);
+}
+
+static void expect_text(char *actual, const char *expected)
+{
+	cr_expect_str_eq(actual, expected, "got:\n%s\nexpected:\n%s", actual, expected);
+	free(actual);
+}
+
+static void expect_diff(const struct tp_policy *a, const struct tp_policy *b, const char *expected,
+			bool expect_widened)
+{
+	bool widened = !expect_widened;
+
+	expect_text(diff_text(a, b, &widened), expected);
+	cr_expect_eq(widened, expect_widened);
+}
+
+/* ---- the guarantee report ----------------------------------------------------- */
+
+static const char rows_k[] =
+	"K: kernel and system-call boundary\n"
+	"  enforced                     @syscalls: seccomp filter (x86-64): the new mount API, "
+	"mount_setattr and setns fail with EPERM\n"
+	"  enforced                     @kernel_load: BPF-LSM bpf, kernel_load_data, "
+	"kernel_read_file, kernel_module_request: no bpf(), module, firmware or kexec image "
+	"loads from a run\n"
+	"  NOT ENFORCED                 @capabilities: capabilities are not dropped: a run keeps "
+	"the controller's (see identity.uid)\n"
+	"P: process, user, IPC and tenant isolation\n"
+	"  enforced                     @process_tree: clone3(CLONE_INTO_CGROUP) places the first "
+	"process in the run's cgroup; BPF-LSM task_alloc refuses CLONE_INTO_CGROUP out of it\n"
+	"  enforced                     @signals_ptrace: BPF-LSM task_kill and "
+	"ptrace_access_check: no signal, ptrace or /proc/PID/fd access to processes outside "
+	"the run\n"
+	"  enforced                     @unix_sockets: BPF-LSM unix_stream_connect and "
+	"unix_may_send: no unix socket outside the run\n";
+
+static const char rows_f_min[] =
+	"F: filesystem, mount, device and artifact isolation\n"
+	"  enforced                     filesystem.root: BPF-LSM file_open and path_* hooks: "
+	"writes are denied wherever no rule grants them\n"
+	"  enforced                     filesystem.workspace.path: BPF-LSM read and write rule; "
+	"the controller creates the directory and refuses one reached through a symlink or below a "
+	"directory others can write\n"
+	"  enforced                     filesystem.workspace.write: BPF-LSM write rules inside the "
+	"workspace (longest prefix on component boundaries)\n"
+	"  enforced                     filesystem.write: BPF-LSM write rules (longest prefix on "
+	"component boundaries)\n"
+	"  NOT ENFORCED (acknowledged)  filesystem.exec: exec is not confined by this version: any "
+	"readable file can be executed, and files the run writes are not kept from executing "
+	"(no W^X)\n"
+	"  enforced                     filesystem.devices: BPF-LSM file_open by device number "
+	"(null, zero, full, random, urandom, tty, ptys) and path_mknod: no other device can be "
+	"opened for writing or created\n"
+	"N: network egress\n"
+	"  NOT ENFORCED (acknowledged)  network_egress.default: the network is not confined by "
+	"this version: a run can reach any destination\n";
+
+static const char rows_t_c[] =
+	"T: workspace lifetime, cleanup and remanence\n"
+	"  enforced                     cleanup.verify_process_tree: cgroup.kill, then "
+	"cgroup.events must read populated 0 before the run's cgroup and map entries are "
+	"removed; a tree that does not empty is reported\n"
+	"C: control plane, audit and configuration\n"
+	"  enforced                     mode: enforce: every hook denies what no rule grants\n"
+	"  enforced                     audit.sink: JSON Lines from the run's own BPF ring buffer, "
+	"with sequence numbers and a count of lost records\n";
+
+static char *header(const struct tp_policy *p)
+{
+	char digest_text[TP_DIGEST_TEXT_MAX];
+	uint8_t digest[32];
+	char *text;
+
+	cr_assert_eq(tp_policy_digest(p, digest), 0);
+	tp_digest_text(digest, digest_text);
+	cr_assert_geq(asprintf(&text, "guarantee report for policy %s\n\n", digest_text), 0);
+	return text;
+}
+
+static void expect_report(const struct tp_policy *p, const char *body)
+{
+	char *head = header(p), *expected;
+
+	cr_assert_geq(asprintf(&expected, "%s%s", head, body), 0);
+	expect_text(report_text(p), expected);
+	free(head);
+	free(expected);
+}
+
+static struct tp_policy *minimal_policy(void)
+{
+	struct tp_policy *p = policy_new("/ws");
+
+	add_subtree(p, "/", R | X);
+	add_subtree(p, "/ws", R | W);
+	add_gap(p, "filesystem.exec");
+	add_gap(p, "network_egress.default");
+	return p;
+}
+
+/* examples/full.yaml, compiled as docs/envelope.md describes (workspace at /ws). */
+static struct tp_policy *full_policy(void)
+{
+	static const char *const gaps[] = {
+		"image_digest", "identity.uid", "identity.gid", "filesystem.inputs.digest",
+		"filesystem.workspace.source", "filesystem.workspace.mode",
+		"filesystem.workspace.max_bytes", "filesystem.exec", "filesystem.deny",
+		"network_egress.default", "network_egress.methods", "network_egress.max_bytes",
+		"resources.cpu", "resources.memory_bytes", "resources.process_count",
+		"resources.disk_bytes", "resources.open_files", "resources.output_bytes",
+		"resources.wall_clock", "workspace_lifetime", "artifacts", "cleanup.lease",
+		"cleanup.revoke_credentials",
+	};
+	static const uint8_t v6_host[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 0x01 };
+	static const uint8_t v6_net[16] = { 0x20, 0x01, 0x0d, 0xb8, 0x00, 0x53 };
+	static const uint8_t v4_dns[16] = { [10] = 0xff, 0xff, 192, 0, 2, 53 };
+	static const uint8_t v6_dns[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 0x53 };
+	struct tp_policy *p = policy_new("/ws");
+
+	p->flags |= TP_POLICY_IMAGE_DIGEST | TP_POLICY_UID | TP_POLICY_GID |
+		    TP_POLICY_ARTIFACTS_SCAN | TP_POLICY_ARTIFACTS_HASH |
+		    TP_POLICY_REVOKE_CREDENTIALS | TP_POLICY_AUDIT_RECORD_ALLOWED;
+	memset(p->image_digest, 0x5d, sizeof(p->image_digest));
+	p->runtime_revision = xstrdup("tether-0.1/host-policy-7");
+	p->tenant = xstrdup("acme");
+	p->run_id = xstrdup("run_85a");
+	p->uid = p->gid = 10000;
+	p->workspace_source = xstrdup("/srv/repos/web-app");
+	p->workspace_mode = TP_WORKSPACE_FRESH_OVERLAY;
+	p->lifetime = TP_LIFETIME_ONE_RUN;
+
+	add_subtree(p, "/", R);
+	add_subtree(p, "/srv/inputs/dataset", R);
+	add_subtree(p, "/tmp/run_85a", R | W);
+	add_subtree(p, "/usr/bin", R | X);
+	add_subtree(p, "/usr/lib", R | X);
+	add_subtree(p, "/ws", R);
+	add_subtree(p, "/ws/node_modules/.bin", R | X);
+	add_subtree(p, "/ws/src/auth", R | W);
+	add_subtree(p, "/ws/src/auth/keys", 0);
+	add_subtree(p, "/ws/tests/auth", R | W);
+
+	p->inputs = xcalloc(1, sizeof(*p->inputs));
+	p->inputs[0].path = xstrdup("/srv/inputs/dataset");
+	p->inputs[0].has_digest = true;
+	memset(p->inputs[0].digest, 0x2c, 32);
+	p->input_count = 1;
+
+	add_host(p, "api.github.com", 443, 443, TP_PROTO_ANY);
+	add_host(p, "artifact-mirror.internal", 1, 65535, TP_PROTO_ANY);
+	add_host(p, "pypi.org", 443, 443, TP_PROTO_TCP);
+	add_net4(p, 192, 0, 2, 0, 24, 1, 65535, TP_PROTO_ANY);
+	add_net4(p, 198, 51, 100, 7, 32, 8000, 8100, TP_PROTO_ANY);
+	add_net6(p, v6_host, 128, 443, 443, TP_PROTO_ANY);
+	add_net6(p, v6_net, 48, 53, 53, TP_PROTO_UDP);
+	add_strv(&p->methods, &p->method_count, "HEAD");
+	add_strv(&p->methods, &p->method_count, "GET");
+	p->dns_upstreams = xcalloc(2, sizeof(*p->dns_upstreams));
+	memcpy(p->dns_upstreams[0].addr, v4_dns, 16);
+	p->dns_upstreams[0].port = 53;
+	memcpy(p->dns_upstreams[1].addr, v6_dns, 16);
+	p->dns_upstreams[1].port = 53;
+	p->dns_upstream_count = 2;
+
+	p->limits[TP_LIMIT_CPU_MILLI] = 2000;
+	p->limits[TP_LIMIT_MEMORY_BYTES] = 4ull << 30;
+	p->limits[TP_LIMIT_PROCESS_COUNT] = 128;
+	p->limits[TP_LIMIT_DISK_BYTES] = 2ull << 30;
+	p->limits[TP_LIMIT_OPEN_FILES] = 512;
+	p->limits[TP_LIMIT_OUTPUT_BYTES] = 16ull << 20;
+	p->limits[TP_LIMIT_WALL_CLOCK_MS] = 10 * 60 * 1000;
+	p->limits[TP_LIMIT_WORKSPACE_BYTES] = 2ull << 30;
+	p->limits[TP_LIMIT_EGRESS_BYTES] = 100ull << 20;
+	p->limits[TP_LIMIT_LEASE_MS] = 15 * 60 * 1000;
+
+	add_strv(&p->artifacts, &p->artifact_count, "result.json");
+	add_strv(&p->artifacts, &p->artifact_count, "reports/**");
+	p->audit_sink = xstrdup("/var/log/tether/run_85a.jsonl");
+	for (size_t i = 0; i < sizeof(gaps) / sizeof(gaps[0]); i++)
+		add_gap(p, gaps[i]);
+	return p;
+}
+
+static bool has_line(const char *text, const char *line_text)
+{
+	size_t len = strlen(line_text);
+
+	for (const char *at = text; (at = strstr(at, line_text)); at++)
+		if ((at == text || at[-1] == '\n') && at[len] == '\n')
+			return true;
+	return false;
+}
+
+Test(reports, report_minimal)
+{
+	struct tp_policy *p = minimal_policy();
+	char *body;
+
+	cr_assert_geq(asprintf(&body,
+			       "%s%s"
+			       "I: workload identity and credentials\n"
+			       "  nothing set by this policy\n"
+			       "R: resource control\n"
+			       "  nothing set by this policy\n"
+			       "%s\n"
+			       "acknowledged gaps:\n"
+			       "  filesystem.exec\n"
+			       "  network_egress.default\n"
+			       "other fields not enforced:\n"
+			       "  @capabilities\n"
+			       "guarantee holds for: P T C; does not hold for: K F N; "
+			       "not claimed by this policy: I R\n",
+			       rows_k, rows_f_min, rows_t_c),
+		      0);
+	expect_report(p, body);
+	free(body);
+	tp_policy_free(p);
+}
+
+Test(reports, report_full)
+{
+	struct tp_policy *p = full_policy();
+	char *text = report_text(p);
+
+	cr_expect(has_line(text, "  recorded                     identity.tenant: recorded in "
+				 "the policy, its digest and the run record"));
+	cr_expect(has_line(text, "  NOT ENFORCED (acknowledged)  resources.cpu: cgroup v2 cpu.max "
+				 "is not set by this version"));
+	cr_expect(has_line(text, "  NOT ENFORCED                 "
+				 "network_egress.allowed_destinations: grants; meaningful once "
+				 "network_egress.default is enforced"));
+	cr_expect(has_line(text, "  enforced                     filesystem.inputs.path: BPF-LSM: "
+				 "a rule without write access at the input's path"));
+	cr_expect(has_line(text, "  enforced                     audit.record_allowed: records "
+				 "allowed write-opens as well as denials"));
+	/* read grants survive compilation only below a deny: none here */
+	cr_expect(!strstr(text, "filesystem.read:"));
+	cr_expect(has_line(text, "other fields not enforced:"));
+	cr_expect(has_line(text, "  network_egress.dns"));
+	cr_expect(has_line(text, "guarantee holds for: P C; does not hold for: K F N I R T"), "%s",
+		  text);
+	free(text);
+	tp_policy_free(p);
+}
+
+/* A decoded policy in audit mode: nothing is denied, so C cannot hold. */
+Test(reports, report_audit_mode)
+{
+	struct tp_policy *p = minimal_policy();
+	char *text;
+
+	p->mode = TP_MODE_AUDIT;
+	text = report_text(p);
+	cr_expect(has_line(text, "  NOT ENFORCED                 mode: audit: actions are allowed "
+				 "and recorded, nothing is denied"));
+	cr_expect(has_line(text, "guarantee holds for: P T; does not hold for: K F N C; "
+				 "not claimed by this policy: I R"),
+		  "%s", text);
+	free(text);
+	tp_policy_free(p);
+}
+
+/* A policy that is not canonical has no digest, and so no report. */
+Test(reports, report_refuses_non_canonical_policy)
+{
+	struct tp_policy *p = minimal_policy();
+	struct capture c;
+
+	p->flags |= 1u << 30;
+	capture_open(&c);
+	cr_expect_eq(tp_report_write(p, c.out), -EINVAL);
+	free(capture_close(&c));
+	tp_policy_free(p);
+}
+
+Test(reports, write_error_is_eio)
+{
+	struct tp_policy *a = workspace_policy("/ws/src/auth"), *b = workspace_policy("/ws/src");
+	FILE *full = fopen("/dev/full", "w");
+	bool widened = false;
+
+	cr_assert_not_null(full);
+	setvbuf(full, NULL, _IONBF, 0);
+	cr_expect_eq(tp_report_write(a, full), -EIO);
+	clearerr(full);
+	cr_expect_eq(tp_explain_write(a, full), -EIO);
+	clearerr(full);
+	cr_expect_eq(tp_diff_write(a, b, full, &widened), -EIO);
+	cr_expect(!widened, "output parameters are written only on success");
+	fclose(full);
+	tp_policy_free(a);
+	tp_policy_free(b);
+}
+
+/* ---- explain ------------------------------------------------------------------ */
+
+static const char unlimited[] = "may consume:\n"
+				"  cpu: unlimited\n"
+				"  memory: unlimited\n"
+				"  processes: unlimited\n"
+				"  disk: unlimited\n"
+				"  open files: unlimited\n"
+				"  output: unlimited\n"
+				"  wall clock: unlimited\n"
+				"  workspace size: unlimited\n"
+				"  network egress: unlimited\n";
+
+static const char leaves_default[] = "leaves behind:\n"
+				     "  workspace /ws: kept after the run\n"
+				     "  starts from: the directory as it is\n"
+				     "  artifacts: none\n"
+				     "  processes: the run's cgroup is killed and verified empty\n"
+				     "  credentials: not revoked\n"
+				     "  lease: unlimited\n";
+
+static void expect_explain(const struct tp_policy *p, const char *head, const char *tail)
+{
+	char *expected;
+
+	cr_assert_geq(asprintf(&expected, "%s%s%s%s", head, unlimited, leaves_default, tail), 0);
+	expect_text(explain_text(p), expected);
+	free(expected);
+}
+
+Test(reports, explain_minimal)
+{
+	struct tp_policy *p = minimal_policy();
+
+	expect_explain(p,
+		       "may read:\n"
+		       "  /**\n"
+		       "may write:\n"
+		       "  /ws/**\n"
+		       "may execute:\n"
+		       "  /**, except /ws/**\n"
+		       "  NOT ENFORCED (acknowledged): exec is not confined by this version: any "
+		       "readable file can be executed, and files the run writes are not kept from "
+		       "executing (no W^X)\n"
+		       "may reach:\n"
+		       "  nothing: no destination is allowed\n"
+		       "  NOT ENFORCED (acknowledged): the network is not confined by this "
+		       "version: a run can reach any destination\n",
+		       "not enforced by this version (acknowledged):\n"
+		       "  filesystem.exec: exec is not confined by this version: any readable file "
+		       "can be executed, and files the run writes are not kept from executing "
+		       "(no W^X)\n"
+		       "  network_egress.default: the network is not confined by this version: a "
+		       "run can reach any destination\n");
+	tp_policy_free(p);
+}
+
+Test(reports, explain_full)
+{
+	struct tp_policy *p = full_policy();
+	char *text = explain_text(p);
+	char *end = strstr(text, "not enforced by this version (acknowledged):\n");
+
+	cr_assert_not_null(end);
+	/* the gap list is the policy's, one "field: why" line each */
+	cr_expect(has_line(end, "  resources.cpu: cgroup v2 cpu.max is not set by this version"));
+	cr_expect(has_line(end, "  workspace_lifetime: one_run: the workspace is not deleted when "
+				"the run ends"));
+	*end = '\0';
+	expect_text(text,
+		    "may read:\n"
+		    "  /**, except /ws/src/auth/keys/** (not enforced: filesystem.deny)\n"
+		    "may write:\n"
+		    "  /tmp/run_85a/**\n"
+		    "  /ws/src/auth/**, except /ws/src/auth/keys/**\n"
+		    "  /ws/tests/auth/**\n"
+		    "may execute:\n"
+		    "  /usr/bin/**\n"
+		    "  /usr/lib/**\n"
+		    "  /ws/node_modules/.bin/**\n"
+		    "  NOT ENFORCED (acknowledged): exec is not confined by this version: any "
+		    "readable file can be executed, and files the run writes are not kept from "
+		    "executing (no W^X)\n"
+		    "may reach:\n"
+		    "  api.github.com:443\n"
+		    "  artifact-mirror.internal\n"
+		    "  pypi.org:443 (tcp only)\n"
+		    "  192.0.2.0/24\n"
+		    "  198.51.100.7:8000-8100\n"
+		    "  [2001:db8::1]:443\n"
+		    "  [2001:db8:53::/48]:53 (udp only)\n"
+		    "  HTTP methods: GET, HEAD\n"
+		    "  NOT ENFORCED (acknowledged): the network is not confined by this version: a "
+		    "run can reach any destination\n"
+		    "may consume:\n"
+		    "  cpu: 2 (not enforced)\n"
+		    "  memory: 4GiB (not enforced)\n"
+		    "  processes: 128 (not enforced)\n"
+		    "  disk: 2GiB (not enforced)\n"
+		    "  open files: 512 (not enforced)\n"
+		    "  output: 16MiB (not enforced)\n"
+		    "  wall clock: 10m (not enforced)\n"
+		    "  workspace size: 2GiB (not enforced)\n"
+		    "  network egress: 100MiB (not enforced)\n"
+		    "leaves behind:\n"
+		    "  workspace /ws: deleted when the run ends (not enforced)\n"
+		    "  starts from: an overlay of /srv/repos/web-app (not enforced)\n"
+		    "  artifacts: reports/**, result.json, scanned and hashed (not enforced)\n"
+		    "  processes: the run's cgroup is killed and verified empty\n"
+		    "  credentials: revoked when the run ends (not enforced)\n"
+		    "  lease: 15m (not enforced)\n");
+	tp_policy_free(p);
+}
+
+/*
+ * Regions and their exceptions: a deny inside a writable area with a grant
+ * again inside the deny, an exact rule, and a sibling whose name shares a
+ * prefix but not a component ("/ws-other" is not below "/ws").  Regions come
+ * in path byte order ("/ws" < "/ws-other" < "/ws/a").
+ */
+Test(reports, explain_nested_regions)
+{
+	struct tp_policy *p = policy_new("/ws");
+
+	add_subtree(p, "/", R);
+	add_subtree(p, "/ws", R | W);
+	add_subtree(p, "/ws/a", 0);
+	add_subtree(p, "/ws/a/b", R | W);
+	add_rule(p, "/ws/c", R, TP_PATH_EXACT);
+	add_subtree(p, "/ws-other", R | W);
+	expect_explain(p,
+		       "may read:\n"
+		       "  /**, except /ws/a/**\n"
+		       "  /ws/a/b/**\n"
+		       "may write:\n"
+		       "  /ws/**, except /ws/a/**, /ws/c\n"
+		       "  /ws-other/**\n"
+		       "  /ws/a/b/**\n"
+		       "may execute:\n"
+		       "  nothing\n"
+		       "may reach:\n"
+		       "  nothing: no destination is allowed\n",
+		       "not enforced by this version (acknowledged): nothing\n");
+	tp_policy_free(p);
+}
+
+Test(reports, explain_escapes_paths)
+{
+	struct tp_policy *p = minimal_policy();
+	char *text;
+
+	add_subtree(p, "/ws/x\nmay write:", R);
+	text = explain_text(p);
+	cr_expect(has_line(text, "  /ws/**, except /ws/x\\x0amay write:/**"), "%s", text);
+	free(text);
+	tp_policy_free(p);
+}
+
+/* ---- diff ------------------------------------------------------------------------ */
+
+Test(reports, diff_widened_write_subtree)
+{
+	struct tp_policy *a = workspace_policy("/ws/src/auth"), *b = workspace_policy("/ws/src");
+
+	expect_diff(a, b, "widened: write on /ws/src/** (was: read)\n", true);
+	tp_policy_free(a);
+	tp_policy_free(b);
+}
+
+Test(reports, diff_narrowed_write_subtree)
+{
+	struct tp_policy *a = workspace_policy("/ws/src/auth"), *b = workspace_policy("/ws/src");
+
+	expect_diff(b, a, "narrowed: write on /ws/src/** (now: read)\n", false);
+	tp_policy_free(a);
+	tp_policy_free(b);
+}
+
+Test(reports, diff_identical)
+{
+	struct tp_policy *a = full_policy(), *b = full_policy();
+
+	expect_diff(a, b, "no change in authority\n", false);
+	expect_diff(a, a, "no change in authority\n", false);
+	tp_policy_free(a);
+	tp_policy_free(b);
+}
+
+Test(reports, diff_new_gap_widens)
+{
+	struct tp_policy *a = minimal_policy(), *b = minimal_policy();
+
+	add_gap(b, "filesystem.deny");
+	expect_diff(a, b, "widened: acknowledged gap: filesystem.deny\n", true);
+	expect_diff(b, a,
+		    "no change in authority\n"
+		    "changed: no longer an acknowledged gap: filesystem.deny\n",
+		    false);
+	tp_policy_free(a);
+	tp_policy_free(b);
+}
+
+Test(reports, diff_removed_limit_widens)
+{
+	struct tp_policy *a = minimal_policy(), *b = minimal_policy();
+
+	a->limits[TP_LIMIT_CPU_MILLI] = 2000;
+	add_gap(a, "resources.cpu");
+	expect_diff(a, b,
+		    "widened: resources.cpu unlimited (was: 2)\n"
+		    "changed: no longer an acknowledged gap: resources.cpu\n",
+		    true);
+	tp_policy_free(a);
+	tp_policy_free(b);
+}
+
+Test(reports, diff_limits)
+{
+	struct tp_policy *a = minimal_policy(), *b = minimal_policy();
+
+	a->limits[TP_LIMIT_MEMORY_BYTES] = 4ull << 30;
+	b->limits[TP_LIMIT_MEMORY_BYTES] = 8ull << 30;
+	a->limits[TP_LIMIT_WALL_CLOCK_MS] = 3600 * 1000;
+	b->limits[TP_LIMIT_WALL_CLOCK_MS] = 600 * 1000;
+	b->limits[TP_LIMIT_PROCESS_COUNT] = 64;
+	expect_diff(a, b,
+		    "widened: resources.memory_bytes 8GiB (was: 4GiB)\n"
+		    "narrowed: resources.process_count 64 (was: unlimited)\n"
+		    "narrowed: resources.wall_clock 10m (was: 1h)\n",
+		    true);
+	tp_policy_free(a);
+	tp_policy_free(b);
+}
+
+/* An exact rule becomes a subtree: the path itself keeps its access, what lies
+ * beneath it changes. */
+Test(reports, diff_exact_to_subtree)
+{
+	struct tp_policy *a = minimal_policy(), *b = minimal_policy();
+
+	add_rule(a, "/etc/app.conf", R | W, TP_PATH_EXACT);
+	add_subtree(b, "/etc/app.conf", R | W);
+	expect_diff(a, b,
+		    "widened: write below /etc/app.conf (was: read and execute)\n"
+		    "narrowed: execute below /etc/app.conf (now: read and write)\n",
+		    true);
+	tp_policy_free(a);
+	tp_policy_free(b);
+}
+
+/* Matching is on component boundaries: a rule at /ws says nothing of /wsx. */
+Test(reports, diff_component_boundaries)
+{
+	struct tp_policy *a = minimal_policy(), *b = minimal_policy();
+
+	add_subtree(b, "/wsx", R | W);
+	expect_diff(a, b,
+		    "widened: write on /wsx/** (was: read and execute)\n"
+		    "narrowed: execute on /wsx/** (now: read and write)\n",
+		    true);
+	tp_policy_free(a);
+	tp_policy_free(b);
+}
+
+Test(reports, diff_deny_rule_narrows)
+{
+	struct tp_policy *a = minimal_policy(), *b = minimal_policy();
+
+	add_subtree(b, "/ws/secrets", 0);
+	add_gap(b, "filesystem.deny");
+	expect_diff(a, b,
+		    "widened: acknowledged gap: filesystem.deny\n"
+		    "narrowed: read and write on /ws/secrets/** (now: nothing)\n",
+		    true);
+	tp_policy_free(a);
+	tp_policy_free(b);
+}
+
+Test(reports, diff_destinations_by_coverage)
+{
+	struct tp_policy *a = minimal_policy(), *b = minimal_policy();
+
+	add_host(a, "*.example.com", 1, 65535, TP_PROTO_ANY);
+	add_host(a, "pypi.org", 443, 443, TP_PROTO_TCP);
+	add_net4(a, 192, 0, 2, 0, 24, 1, 65535, TP_PROTO_ANY);
+	add_net4(a, 198, 51, 100, 0, 24, 53, 53, TP_PROTO_UDP);
+
+	add_host(b, "*.a.example.com", 443, 443, TP_PROTO_ANY);	/* covered */
+	add_host(b, "api.example.com", 443, 443, TP_PROTO_TCP);	/* covered */
+	add_host(b, "example.com", 443, 443, TP_PROTO_TCP);	/* "*." is not the name */
+	add_host(b, "pypi.org", 443, 443, TP_PROTO_ANY);	/* udp too; covers the old one */
+	add_net4(b, 192, 0, 2, 7, 32, 443, 443, TP_PROTO_TCP);	/* covered */
+	add_net4(b, 192, 0, 3, 0, 24, 1, 65535, TP_PROTO_ANY);	/* outside */
+	add_net4(b, 198, 51, 100, 0, 25, 53, 54, TP_PROTO_UDP);	/* wider ports */
+	expect_diff(a, b,
+		    "widened: may reach example.com:443 (tcp only)\n"
+		    "widened: may reach pypi.org:443\n"
+		    "widened: may reach 192.0.3.0/24\n"
+		    "widened: may reach 198.51.100.0/25:53-54 (udp only)\n"
+		    "narrowed: may no longer reach *.example.com\n"
+		    "narrowed: may no longer reach 192.0.2.0/24\n"
+		    "narrowed: may no longer reach 198.51.100.0/24:53 (udp only)\n",
+		    true);
+	tp_policy_free(a);
+	tp_policy_free(b);
+}
+
+Test(reports, diff_methods)
+{
+	struct tp_policy *a = minimal_policy(), *b = minimal_policy(), *any = minimal_policy();
+
+	add_strv(&a->methods, &a->method_count, "GET");
+	add_strv(&a->methods, &a->method_count, "HEAD");
+	add_strv(&b->methods, &b->method_count, "GET");
+	add_strv(&b->methods, &b->method_count, "POST");
+	expect_diff(a, b,
+		    "widened: may use HTTP method POST\n"
+		    "narrowed: may no longer use HTTP method HEAD\n",
+		    true);
+	expect_diff(a, any, "widened: any HTTP method (was: GET, HEAD)\n", true);
+	expect_diff(any, a, "narrowed: HTTP methods limited to GET, HEAD (was: any)\n", false);
+	tp_policy_free(a);
+	tp_policy_free(b);
+	tp_policy_free(any);
+}
+
+Test(reports, diff_identity_flags_lifetime_artifacts)
+{
+	struct tp_policy *a = minimal_policy(), *b = minimal_policy();
+
+	a->flags |= TP_POLICY_UID | TP_POLICY_AUDIT_FAIL_CLOSED | TP_POLICY_ARTIFACTS_HASH;
+	a->uid = 10000;
+	b->flags |= TP_POLICY_UID;
+	b->uid = 10001;
+	a->lifetime = TP_LIFETIME_ONE_RUN;
+	add_strv(&a->artifacts, &a->artifact_count, "reports/**");
+	add_strv(&b->artifacts, &b->artifact_count, "reports/a/b.json");
+	add_strv(&b->artifacts, &b->artifact_count, "result.json");
+	expect_diff(a, b,
+		    "widened: identity.uid 10001 (was: 10000)\n"
+		    "widened: artifacts.hash false (was: true)\n"
+		    "widened: audit.fail_closed false (was: true)\n"
+		    "widened: workspace_lifetime persistent (was: one_run)\n"
+		    "widened: artifacts may include result.json\n"
+		    "narrowed: artifacts no longer include reports/**\n",
+		    true);
+	tp_policy_free(a);
+	tp_policy_free(b);
+}
+
+Test(reports, diff_metadata_only)
+{
+	struct tp_policy *a = minimal_policy(), *b = minimal_policy();
+
+	a->tenant = xstrdup("acme");
+	b->tenant = xstrdup("beta");
+	b->runtime_revision = xstrdup("r2");
+	expect_diff(a, b,
+		    "no change in authority\n"
+		    "changed: identity.tenant beta (was: acme)\n"
+		    "changed: runtime_revision r2 (was: not set)\n",
+		    false);
+	tp_policy_free(a);
+	tp_policy_free(b);
+}
+
+Test(reports, diff_escapes_paths)
+{
+	struct tp_policy *a = minimal_policy(), *b = minimal_policy();
+
+	add_subtree(b, "/ws/x\nno change in authority", R);
+	expect_diff(a, b, "narrowed: write on /ws/x\\x0ano change in authority/** (now: read)\n",
+		    false);
+	tp_policy_free(a);
+	tp_policy_free(b);
+}
