@@ -96,6 +96,7 @@ struct walk_ctx {
 	__u32 run_slot;
 	__u32 access;
 	__u32 matched;
+	__u32 ruled;		/* stopped at a rule that does not grant the access */
 	__u32 rule_id;
 };
 
@@ -164,7 +165,8 @@ static long walk_step(__u32 index, void *data)
 
 /*
  * One step of a walk that has no mount (xattr hooks): stops at the first
- * ancestor that an inode rule makes writable, or at the filesystem's root.
+ * ancestor that has an inode rule, which decides (the loader enters write
+ * rules and the carve-outs below them), or at the filesystem's root.
  */
 static long inode_walk_step(__u32 index, void *data)
 {
@@ -180,9 +182,12 @@ static long inode_walk_step(__u32 index, void *data)
 		key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
 		key.ino = BPF_CORE_READ(inode, i_ino);
 		rule = bpf_map_lookup_elem(&inode_rules, &key);
-		if (rule && (rule->access & c->access) == c->access) {
-			c->matched = 1;
+		if (rule) {
 			c->rule_id = rule->rule_id;
+			if ((rule->access & c->access) == c->access)
+				c->matched = 1;
+			else
+				c->ruled = 1;
 			return 1;
 		}
 	}
@@ -730,9 +735,14 @@ static __always_inline int check_by_identity(__u32 op, struct dentry *dentry)
 		release_scratch(s);
 		return 0;
 	}
-	emit_fs_event(run, cgid, op, -EACCES,
-		      c.err || !c.done ? TETHER_REASON_UNRESOLVED : TETHER_REASON_DEFAULT_DENY, 0,
-		      TETHER_ACCESS_WRITE, s, pos, path_len, TETHER_FS_PATH_FS_RELATIVE);
+	if (c.ruled)
+		emit_fs_event(run, cgid, op, -EACCES, TETHER_REASON_RULE, c.rule_id,
+			      TETHER_ACCESS_WRITE, s, pos, path_len, TETHER_FS_PATH_BELOW_RULE);
+	else
+		emit_fs_event(run, cgid, op, -EACCES,
+			      c.err || !c.done ? TETHER_REASON_UNRESOLVED
+					       : TETHER_REASON_DEFAULT_DENY, 0,
+			      TETHER_ACCESS_WRITE, s, pos, path_len, TETHER_FS_PATH_FS_RELATIVE);
 	release_scratch(s);
 	return -EACCES;
 }

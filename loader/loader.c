@@ -449,17 +449,62 @@ static uint32_t kernel_dev(dev_t dev)
 	return (uint32_t)((major(dev) << 20) | minor(dev));
 }
 
+static int path_compare(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * Whether a proper ancestor of `path` (on component boundaries) is in
+ * `writable`, sorted: then `path` is a carve-out below a writable tree.
+ */
+static bool below_writable(const char *path, const char **writable, size_t count)
+{
+	char prefix[TETHER_PATH_KEY_MAX + 1];
+	size_t len = strlen(path);
+
+	if (!count || len >= sizeof(prefix))
+		return false;
+	memcpy(prefix, path, len + 1);
+	while (len > 1) {
+		const char *key = prefix;
+
+		while (len > 1 && prefix[len - 1] != '/')
+			len--;
+		len = len > 1 ? len - 1 : 1;	/* "/a/b" -> "/a"; "/a" -> "/" */
+		prefix[len] = '\0';
+		if (bsearch(&key, writable, count, sizeof(*writable), path_compare))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Hooks without a mount (xattrs, ACLs, timestamps) decide by inode identity:
+ * the nearest ancestor entered here decides.  Rules that grant write are
+ * entered, and so are the rules below them that do not (a denied or
+ * read-only subtree inside a writable one), so a carve-out is not writable
+ * through these hooks either.
+ */
 static int install_inode_rule(struct tl_node *node, struct tl_run *run, struct tl_run_rule *rr,
-			      const struct tether_path_rule *rule, struct tl_error *err)
+			      const struct tether_path_rule *rule, const char **writable,
+			      size_t writable_count, struct tl_error *err)
 {
 	struct tether_inode_key ikey = { .run_slot = run->run_slot };
 	struct stat st;
 
-	if (!(rule->access & TETHER_ACCESS_WRITE))
+	if (!(rule->access & TETHER_ACCESS_WRITE) &&
+	    !below_writable(rr->path, writable, writable_count))
 		return 0;
-	/* A rule for a path that does not exist yet has no identity to enter. */
-	if (stat(rr->path, &st) < 0)
-		return errno == ENOENT ? 0 : fail(err, errno, "stat %s", rr->path);
+	/*
+	 * A rule for a path that does not exist yet has no identity to enter.
+	 * lstat: a symlink swapped in since the path was checked must not move
+	 * the rule to the link's target.
+	 */
+	if (lstat(rr->path, &st) < 0)
+		return errno == ENOENT ? 0 : fail(err, errno, "lstat %s", rr->path);
+	if (S_ISLNK(st.st_mode))
+		return 0;
 	ikey.dev = kernel_dev(st.st_dev);
 	ikey.ino = st.st_ino;
 	if (bpf_map_update_elem(node->inode_rules_fd, &ikey, rule, BPF_ANY))
@@ -477,13 +522,23 @@ int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t run_flags,
 	struct tether_run value = {};
 	struct tether_path_key key;
 	struct tether_path_rule rule;
-	size_t i;
+	const char **writable;
+	size_t i, writable_count = 0;
 	int r;
 
 	*run = (struct tl_run){ .cgroup_id = cgroup_id, .ring_fd = -1 };
 	run->rules = calloc(rule_count ? rule_count : 1, sizeof(*run->rules));
-	if (!run->rules)
+	writable = calloc(rule_count ? rule_count : 1, sizeof(*writable));
+	if (!run->rules || !writable) {
+		free(writable);
+		free(run->rules);
+		run->rules = NULL;
 		return fail(err, ENOMEM, "allocating the run's rule list");
+	}
+	for (i = 0; i < rule_count; i++)
+		if (rules[i].access & TETHER_ACCESS_WRITE)
+			writable[writable_count++] = rules[i].path;
+	qsort(writable, writable_count, sizeof(*writable), path_compare);
 	run->ring_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "tether_audit", 0, 0,
 				      TETHER_AUDIT_RING_BYTES, NULL);
 	if (run->ring_fd < 0) {
@@ -511,7 +566,8 @@ int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t run_flags,
 			goto fail;
 		}
 		run->rule_count = i + 1;
-		r = install_inode_rule(node, run, &run->rules[i], &rule, err);
+		r = install_inode_rule(node, run, &run->rules[i], &rule, writable, writable_count,
+				       err);
 		if (r)
 			goto fail;
 	}
@@ -524,8 +580,10 @@ int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t run_flags,
 		goto fail;
 	}
 	run->active = true;
+	free(writable);
 	return 0;
 fail:
+	free(writable);
 	tl_run_remove(node, run, NULL);
 	tl_run_free(run);
 	return r;

@@ -216,39 +216,92 @@ static int check_workspace(const char *ws, char *why, size_t why_len)
 }
 
 /*
+ * Where `path` leads: its realpath if it exists, else the realpath of its
+ * deepest existing ancestor followed by the rest of `path`.  Returns 0 or a
+ * negative errno.
+ */
+static int resolve_prefix(const char *path, char out[PATH_MAX])
+{
+	char prefix[PATH_MAX];
+	size_t len = strlen(path);
+
+	if (len >= sizeof(prefix))
+		return -ENAMETOOLONG;
+	memcpy(prefix, path, len + 1);
+	for (;;) {
+		if (realpath(prefix, out)) {
+			const char *rest = path + len;	/* "" or "/missing/components" */
+			size_t n = strlen(out);
+
+			if (n + strlen(rest) >= PATH_MAX)
+				return -ENAMETOOLONG;
+			if (*rest)	/* "/" plus "/rest" would give "//rest" */
+				memcpy(out + (strcmp(out, "/") == 0 ? 0 : n), rest, strlen(rest) + 1);
+			return 0;
+		}
+		if (errno != ENOENT || len <= 1)
+			return -errno;
+		while (len > 1 && prefix[len - 1] != '/')
+			len--;
+		len = len > 1 ? len - 1 : 1;
+		prefix[len] = 0;
+	}
+}
+
+/*
  * The kernel side matches the resolved path of each object, so a rule must
- * name the resolved path too: a workspace under a symlink (/tmp -> /private/tmp)
- * would otherwise never match.  Paths that do not exist are kept as written.
+ * name the resolved path too: a read or exec rule on /lib (a symlink to
+ * /usr/lib on merged-/usr systems) must be installed as /usr/lib.  A rule
+ * that grants WRITE is not followed through a symlink but refused: whoever
+ * could plant the link (another user in /tmp, an earlier run in its
+ * workspace) would choose what root makes writable.  check_workspace()
+ * holds the workspace itself to more.
  */
 static int resolve_rules(const struct tp_policy *pol, struct tl_path_rule **out)
 {
 	struct tl_path_rule *rules = calloc(pol->path_rule_count ? pol->path_rule_count : 1,
 					    sizeof(*rules));
 	char resolved[PATH_MAX];
+	int r = 0;
+	size_t i;
 
 	if (!rules)
 		return -ENOMEM;
-	for (size_t i = 0; i < pol->path_rule_count; i++) {
+	for (i = 0; i < pol->path_rule_count && r == 0; i++) {
 		const char *p = pol->path_rules[i].path;
 
-		if (realpath(p, resolved))
-			p = resolved;
-		rules[i].path = strdup(p);
-		rules[i].access = pol->path_rules[i].access;
-		if (!rules[i].path || strlen(rules[i].path) + 1 > TETHER_PATH_KEY_MAX) {
-			int r = rules[i].path ? -ENAMETOOLONG : -ENOMEM;
-
-			if (r == -ENAMETOOLONG)
-				fprintf(stderr,
-					"tether run: rule path %s resolves to %s, longer than the %d "
-					"bytes a kernel path rule holds\n",
-					pol->path_rules[i].path, rules[i].path,
-					TETHER_PATH_KEY_MAX - 1);
-			for (size_t j = 0; j <= i; j++)
-				free((void *)rules[j].path);
-			free(rules);
-			return r;
+		r = resolve_prefix(p, resolved);
+		if (r) {
+			fprintf(stderr, "tether run: resolving rule path %s: %s\n", p, strerror(-r));
+			break;
 		}
+		if ((pol->path_rules[i].access & TETHER_ACCESS_WRITE) && strcmp(resolved, p) != 0) {
+			fprintf(stderr,
+				"tether run: the writable rule path %s leads to %s through a "
+				"symbolic link; refusing to make the link's target writable (name "
+				"the real path in the envelope, or remove the link)\n", p, resolved);
+			r = -ELOOP;
+			break;
+		}
+		rules[i].path = strdup(resolved);
+		rules[i].access = pol->path_rules[i].access;
+		if (!rules[i].path) {
+			r = -ENOMEM;
+			break;
+		}
+		if (strlen(rules[i].path) + 1 > TETHER_PATH_KEY_MAX) {
+			fprintf(stderr,
+				"tether run: rule path %s resolves to %s, longer than the %d bytes a "
+				"kernel path rule holds\n", p, rules[i].path, TETHER_PATH_KEY_MAX - 1);
+			r = -ENAMETOOLONG;
+			break;
+		}
+	}
+	if (r) {
+		for (size_t j = 0; j < pol->path_rule_count; j++)
+			free((void *)rules[j].path);	/* calloc'd: unset ones are NULL */
+		free(rules);
+		return r;
 	}
 	*out = rules;
 	return 0;
