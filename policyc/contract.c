@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "policyc/policyc_internal.h"
+#include "policyc/schema_internal.h"
 #include "policyc/values.h"
 #include "policyc/yaml_tree_internal.h"
 
@@ -46,9 +47,13 @@
 /* How many contract entries a diagnostic lists before "and N more". */
 #define LISTED_MAX 8
 
+struct string_entry {
+	char *text;
+	struct tp_pos pos;
+};
+
 struct string_list {
-	char **items;
-	struct tp_pos *pos;
+	struct string_entry *items;	/* in file order */
 	size_t count;
 };
 
@@ -86,9 +91,8 @@ struct tp_contract {
 static void string_list_free(struct string_list *list)
 {
 	for (size_t i = 0; i < list->count; i++)
-		free(list->items[i]);
+		free(list->items[i].text);
 	free(list->items);
-	free(list->pos);
 	*list = (struct string_list){ 0 };
 }
 
@@ -128,44 +132,10 @@ static void tp_contract_freep(struct tp_contract **contract)
 	tp_contract_free(*contract);
 }
 
-static void yt_node_freep(struct yt_node **node)
-{
-	yt_node_free(*node);
-}
-
-static void tp_diags_freep(struct tp_diags *diags)
-{
-	tp_diags_free(diags);
-}
-
 static void fclosep(FILE **stream)
 {
 	if (*stream)
 		fclose(*stream);
-}
-
-static struct tp_pos node_pos(const struct yt_node *node)
-{
-	return (struct tp_pos){ node->line, node->column };
-}
-
-/* Indices 0..count-1, sorted by `compare` (which must break ties by index). */
-static size_t *sorted_order(size_t count, int (*compare)(const void *, const void *, void *),
-			    void *items)
-{
-	size_t *order = calloc(count ? count : 1, sizeof(*order));
-
-	if (!order)
-		return NULL;
-	for (size_t i = 0; i < count; i++)
-		order[i] = i;
-	qsort_r(order, count, sizeof(*order), compare, items);
-	return order;
-}
-
-static int index_compare(size_t a, size_t b)
-{
-	return a < b ? -1 : a > b;
 }
 
 /*
@@ -227,110 +197,15 @@ static void format_destination(const struct tp_destination *dest, char out[TP_EX
 
 /* ---- the schema -------------------------------------------------------- */
 
-struct schema_ctx {
-	const char *name;
-	struct tp_diags *diags;
+struct contract_ctx {
+	struct tp_schema schema;
 	struct tp_contract *contract;
+	const char *dup_list;	/* the list a duplicate check is on, for messages */
 };
 
-struct schema_key;
-
-/* Checks one key's value; returns 0 or -ENOMEM (problems go to diagnostics). */
-typedef int (*schema_check_fn)(struct schema_ctx *ctx, const struct schema_key *key,
-			       const struct yt_pair *pair);
-
-struct schema_key {
-	const char *name;	/* as written in the mapping */
-	const char *path;	/* as named in messages: "workspace.ref" */
-	schema_check_fn check;
-	bool required;
-};
-
-__attribute__((format(printf, 3, 4)))
-static int report(struct schema_ctx *ctx, const struct yt_node *at, const char *fmt, ...)
+static struct contract_ctx *ctx_of(struct tp_schema *schema)
 {
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = tp_diags_addv(ctx->diags, ctx->name, at->line, at->column, fmt, ap);
-	va_end(ap);
-	return r;
-}
-
-/*
- * Checks a mapping against its table: every key known, each checked in file
- * order, required keys present.  `where` names the mapping ("workspace"; NULL
- * for the top level); a missing key is reported at `owner`, the key that
- * holds the mapping (the mapping itself at the top level).
- */
-static int check_mapping(struct schema_ctx *ctx, const char *where, const struct yt_node *owner,
-			 const struct yt_node *map, const struct schema_key *keys, size_t key_count)
-{
-	char excerpt[TP_EXCERPT_MAX];
-	char expected[320] = "";
-	size_t expected_len = 0;
-	int r;
-
-	for (size_t k = 0; k < key_count && expected_len < sizeof(expected); k++)
-		expected_len += (size_t)snprintf(expected + expected_len,
-						 sizeof(expected) - expected_len, "%s%s",
-						 k ? ", " : "", keys[k].name);
-
-	for (size_t i = 0; i < map->mapping.count; i++) {
-		const struct yt_pair *pair = &map->mapping.pairs[i];
-		const struct schema_key *key = NULL;
-
-		for (size_t k = 0; k < key_count && !key; k++)
-			if (yt_scalar_equals(pair->key, keys[k].name))
-				key = &keys[k];
-		if (key) {
-			r = key->check(ctx, key, pair);
-		} else {
-			tp_excerpt(excerpt, pair->key->scalar.text, pair->key->scalar.len);
-			if (where)
-				r = report(ctx, pair->key,
-					   "unknown key '%s' in '%s' (expected one of: %s)",
-					   excerpt, where, expected);
-			else
-				r = report(ctx, pair->key,
-					   "unknown key '%s' at the top level (expected one of: %s)",
-					   excerpt, expected);
-		}
-		if (r < 0)
-			return r;
-	}
-
-	for (size_t k = 0; k < key_count; k++) {
-		if (!keys[k].required || yt_mapping_find(map, keys[k].name))
-			continue;
-		if (where)
-			r = report(ctx, owner, "missing required key '%s' in '%s'", keys[k].name, where);
-		else
-			r = report(ctx, owner, "missing required key '%s' at the top level",
-				   keys[k].name);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
-/* Returns 1 when `value` is of kind `kind`; otherwise reports it and returns 0 (or -ENOMEM). */
-static int expect_kind(struct schema_ctx *ctx, const struct schema_key *key,
-		       const struct yt_node *value, enum yt_kind kind)
-{
-	static const char *const kind_names[] = {
-		[YT_SCALAR] = "a scalar",
-		[YT_MAPPING] = "a mapping",
-		[YT_SEQUENCE] = "a sequence",
-	};
-	int r;
-
-	if (value->kind == kind)
-		return 1;
-	r = report(ctx, value, "'%s' must be %s, got %s", key->path, kind_names[kind],
-		   yt_node_describe(value));
-	return r < 0 ? r : 0;
+	return TP_SCHEMA_CONTAINER(schema, struct contract_ctx);
 }
 
 /*
@@ -338,19 +213,20 @@ static int expect_kind(struct schema_ctx *ctx, const struct schema_key *key,
  * in messages.  Returns 1 (and a copy in *out when out is not NULL), 0 after
  * reporting, or -ENOMEM.
  */
-static int take_string(struct schema_ctx *ctx, const char *what, const struct yt_node *node,
+static int take_string(struct tp_schema *schema, const char *what, const struct yt_node *node,
 		       char **out)
 {
 	int r;
 
 	if (node->kind != YT_SCALAR || node->scalar.is_null || node->scalar.len == 0) {
-		r = report(ctx, node, "%s must be a non-empty string, got %s", what,
-			   node->kind == YT_SCALAR && !node->scalar.is_null ? "an empty string"
-									   : yt_node_describe(node));
+		bool empty = node->kind == YT_SCALAR && !node->scalar.is_null;
+
+		r = tp_schema_report(schema, node, "%s must be a non-empty string, got %s", what,
+				     empty ? "an empty string" : yt_node_describe(node));
 		return r < 0 ? r : 0;
 	}
 	if (memchr(node->scalar.text, '\0', node->scalar.len)) {
-		r = report(ctx, node, "%s contains a NUL byte", what);
+		r = tp_schema_report(schema, node, "%s contains a NUL byte", what);
 		return r < 0 ? r : 0;
 	}
 	if (out) {
@@ -361,26 +237,27 @@ static int take_string(struct schema_ctx *ctx, const char *what, const struct yt
 	return 1;
 }
 
-static int check_string(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_string(struct tp_schema *schema, const struct tp_schema_key *key,
 			const struct yt_pair *pair, char **out)
 {
 	char what[80];
 	int r;
 
-	snprintf(what, sizeof(what), "'%s'", key->path);
-	r = take_string(ctx, what, pair->value, out);
+	snprintf(what, sizeof(what), "'%s'", tp_schema_label(key));
+	r = take_string(schema, what, pair->value, out);
 	return r < 0 ? r : 0;
 }
 
-static int check_task_id(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_task_id(struct tp_schema *schema, const struct tp_schema_key *key,
 			 const struct yt_pair *pair)
 {
+	struct contract_ctx *ctx = ctx_of(schema);
 	const struct yt_node *value = pair->value;
 	char excerpt[TP_EXCERPT_MAX];
 	size_t len;
 	int r;
 
-	r = take_string(ctx, "'task_id'", value, NULL);
+	r = take_string(schema, "'task_id'", value, NULL);
 	if (r <= 0)
 		return r;
 	/* It names records and directories: no separators, no spaces, no escapes. */
@@ -388,138 +265,122 @@ static int check_task_id(struct schema_ctx *ctx, const struct schema_key *key,
 	if (len > TASK_ID_MAX ||
 	    strspn(value->scalar.text, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 				       "0123456789._-") != len)
-		return report(ctx, value,
-			      "'task_id' must be 1 to %d characters of A-Z, a-z, 0-9, '.', '_' "
-			      "and '-', got '%s'",
-			      TASK_ID_MAX, tp_excerpt(excerpt, value->scalar.text, len));
+		return tp_schema_report(schema, value,
+					"'task_id' must be 1 to %d characters of A-Z, a-z, 0-9, "
+					"'.', '_' and '-', got '%s'", TASK_ID_MAX,
+					tp_excerpt(excerpt, value->scalar.text, len));
 	ctx->contract->task_id = strndup(value->scalar.text, len);
 	return ctx->contract->task_id ? 0 : -ENOMEM;
 }
 
-static int check_goal(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_goal(struct tp_schema *schema, const struct tp_schema_key *key,
 		      const struct yt_pair *pair)
 {
-	return check_string(ctx, key, pair, &ctx->contract->goal);
+	return check_string(schema, key, pair, &ctx_of(schema)->contract->goal);
 }
 
-static int check_repository(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_repository(struct tp_schema *schema, const struct tp_schema_key *key,
 			    const struct yt_pair *pair)
 {
-	return check_string(ctx, key, pair, &ctx->contract->repository);
+	return check_string(schema, key, pair, &ctx_of(schema)->contract->repository);
 }
 
-static int check_ref(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_ref(struct tp_schema *schema, const struct tp_schema_key *key,
 		     const struct yt_pair *pair)
 {
-	return check_string(ctx, key, pair, &ctx->contract->ref);
+	return check_string(schema, key, pair, &ctx_of(schema)->contract->ref);
 }
 
-static int check_deliverable(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_deliverable(struct tp_schema *schema, const struct tp_schema_key *key,
 			     const struct yt_pair *pair)
 {
-	return check_string(ctx, key, pair, &ctx->contract->deliverable);
+	return check_string(schema, key, pair, &ctx_of(schema)->contract->deliverable);
 }
 
-static int check_max_cost(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_max_cost(struct tp_schema *schema, const struct tp_schema_key *key,
 			  const struct yt_pair *pair)
 {
-	return check_string(ctx, key, pair, &ctx->contract->max_cost);
+	return check_string(schema, key, pair, &ctx_of(schema)->contract->max_cost);
 }
 
 /* ---- string lists: forbidden, approvals, verification ------------------- */
 
-static int string_compare(const void *a, const void *b, void *arg)
+static int string_entry_compare(const void *a, const void *b)
 {
-	const size_t *x = a, *y = b;
-	char **items = arg;
-	int c = strcmp(items[*x], items[*y]);
+	const struct string_entry *x = a, *y = b;
 
-	return c ? c : index_compare(*x, *y);
+	return strcmp(x->text, y->text);
 }
 
-static int check_string_list(struct schema_ctx *ctx, const struct schema_key *key,
+static int string_entry_duplicate(struct tp_schema *schema, const void *later, const void *first)
+{
+	const struct string_entry *l = later, *f = first;
+	char excerpt[TP_EXCERPT_MAX];
+
+	return tp_schema_report_at(schema, l->pos, "duplicate entry '%s' in '%s' (first at %u:%u)",
+				   tp_excerpt(excerpt, l->text, strlen(l->text)),
+				   ctx_of(schema)->dup_list, f->pos.line, f->pos.column);
+}
+
+static int check_string_list(struct tp_schema *schema, const struct tp_schema_key *key,
 			     const struct yt_pair *pair, struct string_list *out)
 {
 	const struct yt_node *value = pair->value;
-	_cleanup_free_ size_t *order = NULL;
-	char what[96], excerpt[TP_EXCERPT_MAX];
+	char what[96];
 	size_t n;
 	int r;
 
-	r = expect_kind(ctx, key, value, YT_SEQUENCE);
+	r = tp_schema_expect_kind(schema, key, value, YT_SEQUENCE);
 	if (r <= 0)
 		return r;
 	n = value->sequence.count;
 	out->items = calloc(n ? n : 1, sizeof(*out->items));
-	out->pos = calloc(n ? n : 1, sizeof(*out->pos));
-	if (!out->items || !out->pos)
+	if (!out->items)
 		return -ENOMEM;
 
-	snprintf(what, sizeof(what), "each entry of '%s'", key->path);
+	snprintf(what, sizeof(what), "each entry of '%s'", tp_schema_label(key));
 	for (size_t i = 0; i < n; i++) {
 		const struct yt_node *item = value->sequence.items[i];
 		char *text = NULL;
 
-		r = take_string(ctx, what, item, &text);
+		r = take_string(schema, what, item, &text);
 		if (r < 0)
 			return r;
 		if (r == 0)
 			continue;
-		out->items[out->count] = text;
-		out->pos[out->count++] = node_pos(item);
+		out->items[out->count++] = (struct string_entry){ text, tp_node_pos(item) };
 	}
-
-	/*
-	 * Sorted, not pairwise: a hostile file may hold 10^5 entries.  Equal
-	 * entries are adjacent, the earliest in the file first.
-	 */
-	order = sorted_order(out->count, string_compare, out->items);
-	if (!order)
-		return -ENOMEM;
-	for (size_t i = 1, first = order[0]; i < out->count; i++) {
-		size_t later = order[i];
-
-		if (strcmp(out->items[first], out->items[later]) != 0) {
-			first = later;
-			continue;
-		}
-		r = tp_diags_add(ctx->diags, ctx->name, out->pos[later].line, out->pos[later].column,
-				 "duplicate entry '%s' in '%s' (first at %u:%u)",
-				 tp_excerpt(excerpt, out->items[later], strlen(out->items[later])),
-				 key->path, out->pos[first].line, out->pos[first].column);
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	ctx_of(schema)->dup_list = tp_schema_label(key);
+	return tp_schema_find_duplicates(schema, out->items, out->count, sizeof(*out->items),
+					 string_entry_compare, string_entry_duplicate, NULL);
 }
 
-static int check_forbidden(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_forbidden(struct tp_schema *schema, const struct tp_schema_key *key,
 			   const struct yt_pair *pair)
 {
-	return check_string_list(ctx, key, pair, &ctx->contract->forbidden);
+	return check_string_list(schema, key, pair, &ctx_of(schema)->contract->forbidden);
 }
 
-static int check_approvals(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_approvals(struct tp_schema *schema, const struct tp_schema_key *key,
 			   const struct yt_pair *pair)
 {
-	return check_string_list(ctx, key, pair, &ctx->contract->approvals);
+	return check_string_list(schema, key, pair, &ctx_of(schema)->contract->approvals);
 }
 
-static int check_verification(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_verification(struct tp_schema *schema, const struct tp_schema_key *key,
 			      const struct yt_pair *pair)
 {
-	return check_string_list(ctx, key, pair, &ctx->contract->verification);
+	return check_string_list(schema, key, pair, &ctx_of(schema)->contract->verification);
 }
 
 /* ---- allowed_paths ----------------------------------------------------- */
 
-static int path_entry_compare(const void *a, const void *b, void *arg)
+/* By path alone: an exact entry and a subtree of one path are adjacent. */
+static int path_entry_compare(const void *a, const void *b)
 {
-	const size_t *x = a, *y = b;
-	const struct tp_path_entry *items = arg;
-	int c = strcmp(items[*x].path, items[*y].path);
+	const struct tp_path_entry *x = a, *y = b;
 
-	return c ? c : index_compare(*x, *y);
+	return strcmp(x->path, y->path);
 }
 
 /*
@@ -527,7 +388,7 @@ static int path_entry_compare(const void *a, const void *b, void *arg)
  * envelope refuses that too: one of the two entries says nothing).  Entries
  * of one path are adjacent in `order`, in file order.
  */
-static int report_path_duplicates(struct schema_ctx *ctx, const char *where,
+static int report_path_duplicates(struct tp_schema *schema, const char *where,
 				  const struct tp_path_list *list, const size_t *order)
 {
 	char excerpt[TP_EXCERPT_MAX], other[TP_EXCERPT_MAX];
@@ -546,10 +407,10 @@ static int report_path_duplicates(struct schema_ctx *ctx, const char *where,
 
 			format_path(entry, excerpt);
 			if (earlier) {
-				r = tp_diags_add(ctx->diags, ctx->name, entry->pos.line,
-						 entry->pos.column,
-						 "duplicate entry '%s' in '%s' (first at %u:%u)",
-						 excerpt, where, earlier->pos.line, earlier->pos.column);
+				r = tp_schema_report_at(schema, entry->pos,
+							"duplicate entry '%s' in '%s' (first at "
+							"%u:%u)", excerpt, where, earlier->pos.line,
+							earlier->pos.column);
 				if (r < 0)
 					return r;
 				continue;
@@ -558,11 +419,11 @@ static int report_path_duplicates(struct schema_ctx *ctx, const char *where,
 			if (!opposite)
 				continue;
 			format_path(opposite, other);
-			r = tp_diags_add(ctx->diags, ctx->name, entry->pos.line, entry->pos.column,
-					 "'%s' in '%s' names the same path as '%s' (at %u:%u); list "
-					 "either the path or its subtree",
-					 excerpt, where, other, opposite->pos.line,
-					 opposite->pos.column);
+			r = tp_schema_report_at(schema, entry->pos,
+						"'%s' in '%s' names the same path as '%s' (at "
+						"%u:%u); list either the path or its subtree",
+						excerpt, where, other, opposite->pos.line,
+						opposite->pos.column);
 			if (r < 0)
 				return r;
 		}
@@ -570,9 +431,10 @@ static int report_path_duplicates(struct schema_ctx *ctx, const char *where,
 	return 0;
 }
 
-static int check_allowed_paths(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_allowed_paths(struct tp_schema *schema, const struct tp_schema_key *key,
 			       const struct yt_pair *pair)
 {
+	struct contract_ctx *ctx = ctx_of(schema);
 	struct tp_contract *contract = ctx->contract;
 	const struct yt_node *value = pair->value;
 	struct tp_path_list *list = &contract->allowed_paths;
@@ -580,11 +442,11 @@ static int check_allowed_paths(struct schema_ctx *ctx, const struct schema_key *
 	size_t n;
 	int r;
 
-	r = expect_kind(ctx, key, value, YT_SEQUENCE);
+	r = tp_schema_expect_kind(schema, key, value, YT_SEQUENCE);
 	if (r <= 0)
 		return r;
 	contract->has_allowed_paths = true;
-	contract->allowed_paths_pos = node_pos(pair->key);
+	contract->allowed_paths_pos = tp_node_pos(pair->key);
 	n = value->sequence.count;
 	list->items = calloc(n ? n : 1, sizeof(*list->items));
 	if (!list->items)
@@ -595,9 +457,9 @@ static int check_allowed_paths(struct schema_ctx *ctx, const struct schema_key *
 		struct tp_path_entry *entry = &list->items[list->count];
 
 		if (item->kind != YT_SCALAR || item->scalar.is_null) {
-			r = report(ctx, item,
-				   "each entry of 'allowed_paths' must be a path pattern, got %s",
-				   yt_node_describe(item));
+			r = tp_schema_report(schema, item,
+					     "each entry of 'allowed_paths' must be a path "
+					     "pattern, got %s", yt_node_describe(item));
 			if (r < 0)
 				return r;
 			continue;
@@ -605,20 +467,23 @@ static int check_allowed_paths(struct schema_ctx *ctx, const struct schema_key *
 		r = tp_parse_path_pattern(item->scalar.text, item->scalar.len,
 					  TP_PATTERN_RELATIVE, entry, why, sizeof(why));
 		if (r == -EINVAL) {
-			r = report(ctx, item, "invalid entry in 'allowed_paths': %s", why);
+			r = tp_schema_report(schema, item, "invalid entry in 'allowed_paths': %s",
+					     why);
 			if (r < 0)
 				return r;
 			continue;
 		}
 		if (r < 0)
 			return r;
-		entry->pos = node_pos(item);
+		entry->pos = tp_node_pos(item);
 		list->count++;
 	}
-	contract->allowed_paths_order = sorted_order(list->count, path_entry_compare, list->items);
+	contract->allowed_paths_order = tp_schema_sorted_order(list->items, list->count,
+							       sizeof(*list->items),
+							       path_entry_compare);
 	if (!contract->allowed_paths_order)
 		return -ENOMEM;
-	return report_path_duplicates(ctx, "allowed_paths", list, contract->allowed_paths_order);
+	return report_path_duplicates(schema, "allowed_paths", list, contract->allowed_paths_order);
 }
 
 /* ---- network ----------------------------------------------------------- */
@@ -638,8 +503,9 @@ static int destination_key_compare(const struct tp_destination *x, const struct 
 }
 
 /* The key first, so entries naming the same host or block are adjacent. */
-static int destination_compare(const struct tp_destination *x, const struct tp_destination *y)
+static int destination_compare(const void *a, const void *b)
 {
+	const struct tp_destination *x = a, *y = b;
 	int c = destination_key_compare(x, y);
 
 	if (c)
@@ -651,30 +517,31 @@ static int destination_compare(const struct tp_destination *x, const struct tp_d
 	return x->protocols < y->protocols ? -1 : x->protocols > y->protocols;
 }
 
-static int destination_order_compare(const void *a, const void *b, void *arg)
+static int destination_duplicate(struct tp_schema *schema, const void *later, const void *first)
 {
-	const size_t *x = a, *y = b;
-	const struct tp_destination *items = arg;
-	int c = destination_compare(&items[*x], &items[*y]);
+	const struct tp_destination *l = later, *f = first;
+	char excerpt[TP_EXCERPT_MAX];
 
-	return c ? c : index_compare(*x, *y);
+	format_destination(l, excerpt);
+	return tp_schema_report_at(schema, l->pos, "duplicate destination '%s' in 'network.allow' "
+				   "(first at %u:%u)", excerpt, f->pos.line, f->pos.column);
 }
 
-static int check_allow(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_allow(struct tp_schema *schema, const struct tp_schema_key *key,
 		       const struct yt_pair *pair)
 {
+	struct contract_ctx *ctx = ctx_of(schema);
 	struct tp_contract *contract = ctx->contract;
 	const struct yt_node *value = pair->value;
-	size_t *order;
-	char why[TP_WHY_MAX], excerpt[TP_EXCERPT_MAX];
+	char why[TP_WHY_MAX];
 	size_t n;
 	int r;
 
-	r = expect_kind(ctx, key, value, YT_SEQUENCE);
+	r = tp_schema_expect_kind(schema, key, value, YT_SEQUENCE);
 	if (r <= 0)
 		return r;
 	contract->has_network_allow = true;
-	contract->network_allow_pos = node_pos(pair->key);
+	contract->network_allow_pos = tp_node_pos(pair->key);
 	n = value->sequence.count;
 	contract->allow = calloc(n ? n : 1, sizeof(*contract->allow));
 	if (!contract->allow)
@@ -685,10 +552,10 @@ static int check_allow(struct schema_ctx *ctx, const struct schema_key *key,
 		struct tp_destination *dest = &contract->allow[contract->allow_count];
 
 		if (item->kind != YT_SCALAR || item->scalar.is_null) {
-			r = report(ctx, item,
-				   "each entry of 'network.allow' must be a destination "
-				   "('host', 'host:port', '*.domain', an address or CIDR), got %s",
-				   yt_node_describe(item));
+			r = tp_schema_report(schema, item,
+					     "each entry of 'network.allow' must be a destination "
+					     "('host', 'host:port', '*.domain', an address or "
+					     "CIDR), got %s", yt_node_describe(item));
 			if (r < 0)
 				return r;
 			continue;
@@ -696,7 +563,8 @@ static int check_allow(struct schema_ctx *ctx, const struct schema_key *key,
 		*dest = (struct tp_destination){ 0 };
 		r = tp_parse_destination(item->scalar.text, item->scalar.len, dest, why, sizeof(why));
 		if (r == -EINVAL) {
-			r = report(ctx, item, "invalid destination in 'network.allow': %s", why);
+			r = tp_schema_report(schema, item,
+					     "invalid destination in 'network.allow': %s", why);
 			if (r < 0)
 				return r;
 			continue;
@@ -708,186 +576,118 @@ static int check_allow(struct schema_ctx *ctx, const struct schema_key *key,
 			memset(dest->addr, 0, sizeof(dest->addr));
 			dest->prefixlen = 0;
 		}
-		dest->pos = node_pos(item);
+		dest->pos = tp_node_pos(item);
 		contract->allow_count++;
 	}
 
-	order = sorted_order(contract->allow_count, destination_order_compare, contract->allow);
-	if (!order)
-		return -ENOMEM;
-	contract->allow_order = order;
-	for (size_t i = 1, first = order[0]; i < contract->allow_count; i++) {
-		const struct tp_destination *earlier = &contract->allow[first];
-		const struct tp_destination *later = &contract->allow[order[i]];
-
-		if (destination_compare(earlier, later) != 0) {
-			first = order[i];
-			continue;
-		}
-		format_destination(later, excerpt);
-		r = tp_diags_add(ctx->diags, ctx->name, later->pos.line, later->pos.column,
-				 "duplicate destination '%s' in 'network.allow' (first at %u:%u)",
-				 excerpt, earlier->pos.line, earlier->pos.column);
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	return tp_schema_find_duplicates(schema, contract->allow, contract->allow_count,
+					 sizeof(*contract->allow), destination_compare,
+					 destination_duplicate, &contract->allow_order);
 }
 
-static const struct schema_key network_keys[] = {
-	{ "allow", "network.allow", check_allow, true },
+static const struct tp_schema_key network_keys[] = {
+	TP_SCHEMA_LABELLED_KEY("allow", "network.allow", check_allow, true),
 };
-
-static int check_network(struct schema_ctx *ctx, const struct schema_key *key,
-			 const struct yt_pair *pair)
-{
-	int r = expect_kind(ctx, key, pair->value, YT_MAPPING);
-
-	if (r <= 0)
-		return r;
-	return check_mapping(ctx, "network", pair->key, pair->value, network_keys,
-			     sizeof(network_keys) / sizeof(*network_keys));
-}
 
 /* ---- workspace --------------------------------------------------------- */
 
-static const struct schema_key workspace_keys[] = {
-	{ "repository", "workspace.repository", check_repository, true },
-	{ "ref", "workspace.ref", check_ref, true },
+static const struct tp_schema_key workspace_keys[] = {
+	TP_SCHEMA_LABELLED_KEY("repository", "workspace.repository", check_repository, true),
+	TP_SCHEMA_LABELLED_KEY("ref", "workspace.ref", check_ref, true),
 };
-
-static int check_workspace(struct schema_ctx *ctx, const struct schema_key *key,
-			   const struct yt_pair *pair)
-{
-	int r = expect_kind(ctx, key, pair->value, YT_MAPPING);
-
-	if (r <= 0)
-		return r;
-	return check_mapping(ctx, "workspace", pair->key, pair->value, workspace_keys,
-			     sizeof(workspace_keys) / sizeof(*workspace_keys));
-}
 
 /* ---- limits ------------------------------------------------------------ */
 
-static int check_max_wall_clock(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_max_wall_clock(struct tp_schema *schema, const struct tp_schema_key *key,
 				const struct yt_pair *pair)
 {
+	struct contract_ctx *ctx = ctx_of(schema);
 	const struct yt_node *value = pair->value;
 	char why[TP_WHY_MAX];
 	uint64_t ms;
 	int r;
 
-	r = expect_kind(ctx, key, value, YT_SCALAR);
+	if (value->kind == YT_SCALAR && value->scalar.is_null)
+		return tp_schema_report(schema, value,
+					"'%s' must be a duration ('10m', '1h30m'), got an empty "
+					"value", tp_schema_label(key));
+	r = tp_schema_expect_kind(schema, key, value, YT_SCALAR);
 	if (r <= 0)
 		return r;
-	if (value->scalar.is_null)
-		return report(ctx, value, "'%s' must be a duration ('10m', '1h30m'), got an empty value",
-			      key->path);
 	r = tp_parse_duration(value->scalar.text, value->scalar.len, WALL_CLOCK_MIN_MS,
 			      WALL_CLOCK_MAX_MS, &ms, why, sizeof(why));
 	if (r == -EINVAL)
-		return report(ctx, value, "invalid '%s': %s", key->path, why);
+		return tp_schema_invalid(schema, key, value, why);
 	if (r < 0)
 		return r;
 	ctx->contract->max_wall_clock_ms = ms;
-	ctx->contract->max_wall_clock_pos = node_pos(pair->key);
+	ctx->contract->max_wall_clock_pos = tp_node_pos(pair->key);
 	return 0;
 }
 
-static int check_count(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_count(struct tp_schema *schema, const struct tp_schema_key *key,
 		       const struct yt_pair *pair, uint64_t *out)
 {
 	const struct yt_node *value = pair->value;
 	char why[TP_WHY_MAX];
 	int r;
 
-	r = expect_kind(ctx, key, value, YT_SCALAR);
+	if (value->kind == YT_SCALAR && value->scalar.is_null)
+		return tp_schema_report(schema, value,
+					"'%s' must be a positive integer, got an empty value",
+					tp_schema_label(key));
+	r = tp_schema_expect_kind(schema, key, value, YT_SCALAR);
 	if (r <= 0)
 		return r;
-	if (value->scalar.is_null)
-		return report(ctx, value, "'%s' must be a positive integer, got an empty value",
-			      key->path);
 	r = tp_parse_uint(value->scalar.text, value->scalar.len, 1, UINT32_MAX, out, why,
 			  sizeof(why));
 	if (r == -EINVAL)
-		return report(ctx, value, "invalid '%s': %s", key->path, why);
+		return tp_schema_invalid(schema, key, value, why);
 	return r;
 }
 
-static int check_max_tool_calls(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_max_tool_calls(struct tp_schema *schema, const struct tp_schema_key *key,
 				const struct yt_pair *pair)
 {
-	return check_count(ctx, key, pair, &ctx->contract->max_tool_calls);
+	return check_count(schema, key, pair, &ctx_of(schema)->contract->max_tool_calls);
 }
 
-static int check_max_turns(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_max_turns(struct tp_schema *schema, const struct tp_schema_key *key,
 			   const struct yt_pair *pair)
 {
-	return check_count(ctx, key, pair, &ctx->contract->max_turns);
+	return check_count(schema, key, pair, &ctx_of(schema)->contract->max_turns);
 }
 
 /* ---- the contract ------------------------------------------------------ */
 
-static const struct schema_key top_keys[] = {
-	{ "task_id", "task_id", check_task_id, true },
-	{ "goal", "goal", check_goal, true },
-	{ "workspace", "workspace", check_workspace, true },
-	{ "allowed_paths", "allowed_paths", check_allowed_paths, false },
-	{ "network", "network", check_network, false },
-	{ "forbidden", "forbidden", check_forbidden, false },
-	{ "approvals", "approvals", check_approvals, false },
-	{ "verification", "verification", check_verification, false },
-	{ "deliverable", "deliverable", check_deliverable, true },
-	{ "max_wall_clock", "max_wall_clock", check_max_wall_clock, false },
-	{ "max_tool_calls", "max_tool_calls", check_max_tool_calls, false },
-	{ "max_turns", "max_turns", check_max_turns, false },
-	{ "max_cost", "max_cost", check_max_cost, false },
+static const struct tp_schema_key top_keys[] = {
+	TP_SCHEMA_KEY("task_id", check_task_id, true, 0),
+	TP_SCHEMA_KEY("goal", check_goal, true, 0),
+	TP_SCHEMA_SUBMAPPING("workspace", tp_schema_check_submapping, true, workspace_keys,
+			     "workspace"),
+	TP_SCHEMA_KEY("allowed_paths", check_allowed_paths, false, 0),
+	TP_SCHEMA_SUBMAPPING("network", tp_schema_check_submapping, false, network_keys, "network"),
+	TP_SCHEMA_KEY("forbidden", check_forbidden, false, 0),
+	TP_SCHEMA_KEY("approvals", check_approvals, false, 0),
+	TP_SCHEMA_KEY("verification", check_verification, false, 0),
+	TP_SCHEMA_KEY("deliverable", check_deliverable, true, 0),
+	TP_SCHEMA_KEY("max_wall_clock", check_max_wall_clock, false, 0),
+	TP_SCHEMA_KEY("max_tool_calls", check_max_tool_calls, false, 0),
+	TP_SCHEMA_KEY("max_turns", check_max_turns, false, 0),
+	TP_SCHEMA_KEY("max_cost", check_max_cost, false, 0),
 };
 
-/* `root` is NULL for a stream without a document. */
-static int check_contract(struct schema_ctx *ctx, const struct yt_node *root)
-{
-	static const char empty[] =
-		"empty contract: expected a mapping with keys 'task_id', 'goal', 'workspace' "
-		"and 'deliverable'";
-
-	if (!root)
-		return tp_diags_add(ctx->diags, ctx->name, 1, 1, "%s", empty);
-	if (root->kind == YT_SCALAR && root->scalar.is_null)
-		return report(ctx, root, "%s", empty);
-	if (root->kind != YT_MAPPING)
-		return report(ctx, root, "the contract must be a mapping, got %s",
-			      yt_node_describe(root));
-	return check_mapping(ctx, NULL, root, root, top_keys, sizeof(top_keys) / sizeof(*top_keys));
-}
-
-static int parse_into(const char *name, const char *data, size_t len,
-		      struct tp_contract **out, struct tp_diags *diags)
+/* A tp_schema_parse_fn: `out` is a struct tp_contract **. */
+static int parse_into(const char *name, const char *data, size_t len, void *out,
+		      struct tp_diags *diags)
 {
 	_cleanup_(tp_contract_freep) struct tp_contract *contract = NULL;
 	_cleanup_(yt_node_freep) struct yt_node *root = NULL;
-	struct schema_ctx ctx;
+	struct contract_ctx ctx;
 	size_t first = diags->count;
-	const char *nul;
 	int r;
 
-	if (len > CONTRACT_MAX_BYTES) {
-		r = tp_diags_add(diags, name, 0, 0, "the contract is %zu bytes, over the limit of %u bytes",
-				 len, CONTRACT_MAX_BYTES);
-		return r < 0 ? r : -EFBIG;
-	}
-	/* libyaml takes NUL for the end of input in places; YAML text never holds one. */
-	nul = memchr(data, '\0', len);
-	if (nul) {
-		unsigned int line, column;
-
-		tp_text_position(data, (size_t)(nul - data), &line, &column);
-		r = tp_diags_add(diags, name, line, column,
-				 "NUL byte in the contract: YAML text cannot contain one");
-		return r < 0 ? r : -EINVAL;
-	}
-
-	r = yt_parse(name, data, len, &root, diags);
+	r = tp_schema_load(name, "contract", data, len, CONTRACT_MAX_BYTES, &root, diags);
 	if (r < 0)
 		return r;
 
@@ -897,59 +697,38 @@ static int parse_into(const char *name, const char *data, size_t len,
 	contract->name = strdup(name);
 	if (!contract->name)
 		return -ENOMEM;
-	ctx = (struct schema_ctx){ .name = name, .diags = diags, .contract = contract };
-	r = check_contract(&ctx, root);
+	ctx = (struct contract_ctx){ .schema = { name, diags }, .contract = contract };
+	r = tp_schema_check_document(&ctx.schema, root,
+				     "empty contract: expected a mapping with keys 'task_id', "
+				     "'goal', 'workspace' and 'deliverable'",
+				     "the contract must be a mapping", top_keys,
+				     ARRAY_SIZE(top_keys));
 	if (r < 0)
 		return r;
 	if (diags->count > first)
 		return -EINVAL;
 
-	*out = TAKE_PTR(contract);
+	*(struct tp_contract **)out = TAKE_PTR(contract);
 	return 0;
 }
 
 int tp_contract_parse(const char *name, const char *data, size_t len,
 		      struct tp_contract **out, struct tp_diags *diags)
 {
-	/* Without a caller's list we still need one to know whether anything failed. */
-	_cleanup_(tp_diags_freep) struct tp_diags scratch = { 0 };
-	struct tp_diags *list = diags ? diags : &scratch;
-	size_t first = list->count;
-	int r, s;
-
-	if ((!data && len) || !out)
-		return -EINVAL;
-	if (!name)
-		name = "<input>";
-
-	r = parse_into(name, data ? data : "", len, out, list);
-	s = tp_diags_sort_from(list, first);
-	return r < 0 ? r : s;
+	return tp_schema_parse(name, data, len, parse_into, out, diags);
 }
 
 int tp_contract_parse_file(const char *path, struct tp_contract **out, struct tp_diags *diags)
 {
-	_cleanup_(tp_diags_freep) struct tp_diags scratch = { 0 };
-	struct tp_diags *list = diags ? diags : &scratch;
-	_cleanup_free_ char *data = NULL;
-	size_t len;
-	int r;
-
-	if (!path || !out)
-		return -EINVAL;
-	r = tp_file_read(path, CONTRACT_MAX_BYTES, &data, &len, list);
-	if (r < 0)
-		return r;
-	return tp_contract_parse(path, data, len, out, list);
+	return tp_schema_parse_file(path, CONTRACT_MAX_BYTES, parse_into, out, diags);
 }
 
 /* ---- the check --------------------------------------------------------- */
 
 struct check_ctx {
+	struct tp_schema schema;	/* diagnostics name the envelope */
 	const struct tp_contract *contract;
-	const char *name;		/* the envelope's */
 	const struct tp_envelope *env;
-	struct tp_diags *diags;
 	char *allowed_paths_text;	/* "task.yaml:6:1 allows 'README.md', ..." */
 	char *network_text;		/* "task.yaml:10:3 allows 'api.github.com'" */
 };
@@ -958,18 +737,6 @@ struct check_ctx {
 static struct tp_pos report_pos(const struct check_ctx *ctx, struct tp_pos pos)
 {
 	return pos.line ? pos : ctx->env->sandbox_pos;
-}
-
-__attribute__((format(printf, 3, 4)))
-static int check_report(struct check_ctx *ctx, struct tp_pos pos, const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = tp_diags_addv(ctx->diags, ctx->name, pos.line, pos.column, fmt, ap);
-	va_end(ap);
-	return r;
 }
 
 /*
@@ -1105,20 +872,20 @@ static int check_workspace_write(struct check_ctx *ctx, const struct tp_path_ent
 		return 0;
 	format_path(entry, excerpt);
 	if (entry->pos.line)
-		return check_report(ctx, entry->pos,
-				    "write grant '%s' is not within the contract's allowed_paths (%s)",
-				    excerpt, ctx->allowed_paths_text);
+		return tp_schema_report_at(&ctx->schema, entry->pos,
+					   "write grant '%s' is not within the contract's "
+					   "allowed_paths (%s)", excerpt, ctx->allowed_paths_text);
 	if (entry->kind == TP_PATH_SUBTREE && entry->path[0] == '\0')
-		return check_report(ctx, report_pos(ctx, entry->pos),
-				    "'filesystem.workspace.write' is not set, and its default '**' "
-				    "grants writes to the whole workspace, which is not within the "
-				    "contract's allowed_paths (%s); list the paths the task may "
-				    "change under 'filesystem.workspace.write'",
-				    ctx->allowed_paths_text);
-	return check_report(ctx, report_pos(ctx, entry->pos),
-			    "the default write grant '%s' is not within the contract's "
-			    "allowed_paths (%s)",
-			    excerpt, ctx->allowed_paths_text);
+		return tp_schema_report_at(&ctx->schema, report_pos(ctx, entry->pos),
+					   "'filesystem.workspace.write' is not set, and its "
+					   "default '**' grants writes to the whole workspace, "
+					   "which is not within the contract's allowed_paths (%s); "
+					   "list the paths the task may change under "
+					   "'filesystem.workspace.write'", ctx->allowed_paths_text);
+	return tp_schema_report_at(&ctx->schema, report_pos(ctx, entry->pos),
+				   "the default write grant '%s' is not within the contract's "
+				   "allowed_paths (%s)",
+				   excerpt, ctx->allowed_paths_text);
 }
 
 static int check_absolute_write(struct check_ctx *ctx, const struct tp_path_entry *entry)
@@ -1135,13 +902,13 @@ static int check_absolute_write(struct check_ctx *ctx, const struct tp_path_entr
 		return 0;
 	format_path(entry, excerpt);
 	if (relative)
-		return check_report(ctx, report_pos(ctx, entry->pos),
-				    "write grant '%s' is not within the contract's allowed_paths (%s)",
-				    excerpt, ctx->allowed_paths_text);
-	return check_report(ctx, report_pos(ctx, entry->pos),
-			    "write grant '%s' is outside the workspace, where the contract "
-			    "allows no writes (%s)",
-			    excerpt, ctx->allowed_paths_text);
+		return tp_schema_report_at(&ctx->schema, report_pos(ctx, entry->pos),
+					   "write grant '%s' is not within the contract's "
+					   "allowed_paths (%s)", excerpt, ctx->allowed_paths_text);
+	return tp_schema_report_at(&ctx->schema, report_pos(ctx, entry->pos),
+				   "write grant '%s' is outside the workspace, where the contract "
+				   "allows no writes (%s)",
+				   excerpt, ctx->allowed_paths_text);
 }
 
 /*
@@ -1226,9 +993,9 @@ static int check_destination(struct check_ctx *ctx, const struct tp_destination 
 	if (within_network_allow(ctx->contract, dest))
 		return 0;
 	format_destination(dest, excerpt);
-	return check_report(ctx, report_pos(ctx, dest->pos),
-			    "destination '%s' is not within the contract's network.allow (%s)",
-			    excerpt, ctx->network_text);
+	return tp_schema_report_at(&ctx->schema, report_pos(ctx, dest->pos),
+				   "destination '%s' is not within the contract's network.allow "
+				   "(%s)", excerpt, ctx->network_text);
 }
 
 static int check_wall_clock(struct check_ctx *ctx)
@@ -1241,17 +1008,19 @@ static int check_wall_clock(struct check_ctx *ctx)
 		return 0;
 	tp_format_duration(contract->max_wall_clock_ms, limit);
 	if (!granted)
-		return check_report(ctx, ctx->env->sandbox_pos,
-				    "'resources.wall_clock' is not set, so the run's time is "
-				    "unlimited; the contract allows at most %s (%s:%u:%u)",
-				    limit, contract->name, contract->max_wall_clock_pos.line,
-				    contract->max_wall_clock_pos.column);
+		return tp_schema_report_at(&ctx->schema, ctx->env->sandbox_pos,
+					   "'resources.wall_clock' is not set, so the run's time "
+					   "is unlimited; the contract allows at most %s "
+					   "(%s:%u:%u)", limit, contract->name,
+					   contract->max_wall_clock_pos.line,
+					   contract->max_wall_clock_pos.column);
 	tp_format_duration(granted, have);
-	return check_report(ctx, report_pos(ctx, ctx->env->limit_pos[TP_LIMIT_WALL_CLOCK_MS]),
-			    "'resources.wall_clock' %s is longer than the contract allows: at "
-			    "most %s (%s:%u:%u)",
-			    have, limit, contract->name, contract->max_wall_clock_pos.line,
-			    contract->max_wall_clock_pos.column);
+	return tp_schema_report_at(&ctx->schema,
+				   report_pos(ctx, ctx->env->limit_pos[TP_LIMIT_WALL_CLOCK_MS]),
+				   "'resources.wall_clock' %s is longer than the contract allows: "
+				   "at most %s (%s:%u:%u)", have, limit, contract->name,
+				   contract->max_wall_clock_pos.line,
+				   contract->max_wall_clock_pos.column);
 }
 
 /* What the contract restricts that no sandbox sees: the host must enforce it elsewhere. */
@@ -1263,7 +1032,7 @@ static int write_notes(const struct tp_contract *contract, FILE *notes)
 	if (!notes)
 		return 0;
 	for (size_t i = 0; i < contract->forbidden.count; i++) {
-		const char *item = contract->forbidden.items[i];
+		const char *item = contract->forbidden.items[i].text;
 
 		failed |= fprintf(notes,
 				  "note: forbidden action '%s' is outside what a sandbox can "
@@ -1339,10 +1108,9 @@ int tp_contract_check(const struct tp_contract *contract, const char *env_name,
 		return -EINVAL;
 
 	ctx = (struct check_ctx){
+		.schema = { env_name ? env_name : "<input>", list },
 		.contract = contract,
-		.name = env_name ? env_name : "<input>",
 		.env = env,
-		.diags = list,
 	};
 	r = check_into(&ctx);
 	free(ctx.allowed_paths_text);

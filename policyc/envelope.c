@@ -18,232 +18,33 @@
 
 #include "policyc/fields.h"
 #include "policyc/policyc_internal.h"
+#include "policyc/schema_internal.h"
 #include "policyc/values.h"
 #include "policyc/yaml_tree_internal.h"
 
 /* Longest rule path: the kernel key stores it followed by '/' (bpf/abi/rules.h). */
 #define PATH_RULE_MAX_BYTES (TETHER_PATH_KEY_MAX - 1)
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-
-struct schema_ctx {
-	const char *name;
-	struct tp_diags *diags;
+struct envelope_ctx {
+	struct tp_schema schema;
 	struct tp_envelope *env;	/* filled as values pass their checks */
 	bool exec_written;		/* sandbox.filesystem.exec given */
 	struct tp_pos network_default_pos;	/* network_egress.default, if written */
 	struct tp_pos workspace_pos;	/* the 'workspace' key */
 	size_t first_diag;		/* diags->count before this envelope */
 	struct tp_pos audit_sink_pos;
+	const char *dup_list;		/* the list a duplicate check is on, for messages */
+	struct tp_pos *artifact_pos;	/* positions of artifacts.allow entries, like env->artifacts */
 };
 
-struct schema_key;
-
-/* Checks one key's value; returns 0 or -ENOMEM (problems go to diagnostics). */
-typedef int (*schema_check_fn)(struct schema_ctx *ctx, const struct schema_key *key,
-			       const struct yt_pair *pair);
-
-struct schema_key {
-	const char *name;
-	schema_check_fn check;
-	bool required;
-	int arg;		/* for shared check functions: which field */
-	/* A mapping's keys (check_submapping), and its name in messages */
-	const struct schema_key *sub;
-	size_t sub_count;
-	const char *where;
-};
-
-/* A key checked by `fn`; `arg` tells shared check functions which field. */
-#define KEY(name, fn, required, arg) { name, fn, required, arg, NULL, 0, NULL }
-/* A key whose value is a mapping with the keys `table`, named `where` in messages. */
-#define SUBMAPPING(name, fn, required, table, where) \
-	{ name, fn, required, 0, table, sizeof(table) / sizeof((table)[0]), where }
-
-static struct tp_pos pos_of(const struct yt_node *node)
+static struct envelope_ctx *ctx_of(struct tp_schema *schema)
 {
-	return (struct tp_pos){ node->line, node->column };
+	return TP_SCHEMA_CONTAINER(schema, struct envelope_ctx);
 }
 
-__attribute__((format(printf, 3, 4)))
-static int report(struct schema_ctx *ctx, const struct yt_node *at, const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = tp_diags_addv(ctx->diags, ctx->name, at->line, at->column, fmt, ap);
-	va_end(ap);
-	return r;
-}
-
-__attribute__((format(printf, 3, 4)))
-static int report_at(struct schema_ctx *ctx, struct tp_pos pos, const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = tp_diags_addv(ctx->diags, ctx->name, pos.line, pos.column, fmt, ap);
-	va_end(ap);
-	return r;
-}
-
-/*
- * Checks a mapping against its table: every key known, every key checked in
- * file order, required keys present.  `where` names the mapping in messages
- * ("sandbox.filesystem"; NULL for the top level); `owner` is the node where a
- * missing key is reported.
- */
-static int check_mapping(struct schema_ctx *ctx, const char *where,
-			 const struct yt_node *owner, const struct yt_node *map,
-			 const struct schema_key *keys, size_t key_count)
-{
-	char excerpt[TP_EXCERPT_MAX];
-	char expected[512] = "";
-	size_t expected_len = 0;
-	int r;
-
-	for (size_t i = 0; i < key_count; i++) {
-		expected_len += (size_t)snprintf(expected + expected_len,
-						 sizeof(expected) - expected_len, "%s%s",
-						 expected_len ? ", " : "", keys[i].name);
-		if (expected_len >= sizeof(expected))
-			expected_len = sizeof(expected) - 1;
-	}
-
-	for (size_t i = 0; i < map->mapping.count; i++) {
-		const struct yt_pair *pair = &map->mapping.pairs[i];
-		const struct schema_key *key = NULL;
-
-		for (size_t k = 0; k < key_count && !key; k++)
-			if (yt_scalar_equals(pair->key, keys[k].name))
-				key = &keys[k];
-
-		if (!key) {
-			tp_excerpt(excerpt, pair->key->scalar.text, pair->key->scalar.len);
-			if (where)
-				r = report(ctx, pair->key, "unknown key '%s' in '%s' (expected one of: %s)",
-					   excerpt, where, expected);
-			else
-				r = report(ctx, pair->key,
-					   "unknown key '%s' at the top level (expected one of: %s)",
-					   excerpt, expected);
-		} else {
-			r = key->check(ctx, key, pair);
-		}
-		if (r < 0)
-			return r;
-	}
-
-	for (size_t k = 0; k < key_count; k++) {
-		if (!keys[k].required || yt_mapping_find(map, keys[k].name))
-			continue;
-		if (where)
-			r = report(ctx, owner, "missing required key '%s' in '%s'", keys[k].name, where);
-		else
-			r = report(ctx, owner, "missing required key '%s' at the top level",
-				   keys[k].name);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
-static int expect_kind(struct schema_ctx *ctx, const struct schema_key *key,
-		       const struct yt_node *value, enum yt_kind kind);
-
-/* Checks a mapping value against key->sub; returns 0 or -ENOMEM. */
-static int check_submapping(struct schema_ctx *ctx, const struct schema_key *key,
-			    const struct yt_pair *pair)
-{
-	int r = expect_kind(ctx, key, pair->value, YT_MAPPING);
-
-	if (r <= 0)
-		return r;
-	return check_mapping(ctx, key->where, pair->key, pair->value, key->sub, key->sub_count);
-}
-
-/*
- * Returns 1 when `value` is of kind `kind` (a scalar must also not be
- * empty); otherwise reports it and returns 0 (or -ENOMEM).
- */
-static int expect_kind(struct schema_ctx *ctx, const struct schema_key *key,
-		       const struct yt_node *value, enum yt_kind kind)
-{
-	static const char *const kind_names[] = {
-		[YT_SCALAR] = "a scalar",
-		[YT_MAPPING] = "a mapping",
-		[YT_SEQUENCE] = "a sequence",
-	};
-	int r;
-
-	if (value->kind == kind && !(kind == YT_SCALAR && value->scalar.is_null))
-		return 1;
-	r = report(ctx, value, "'%s' must be %s, got %s", key->name, kind_names[kind],
-		   yt_node_describe(value));
-	return r < 0 ? r : 0;
-}
-
-/* A scalar that must not hold NUL bytes; returns 1 when usable. */
-static int expect_text(struct schema_ctx *ctx, const struct schema_key *key,
-		       const struct yt_node *value)
-{
-	int r = expect_kind(ctx, key, value, YT_SCALAR);
-
-	if (r <= 0)
-		return r;
-	if (memchr(value->scalar.text, '\0', value->scalar.len)) {
-		r = report(ctx, value, "'%s' contains a NUL byte", key->name);
-		return r < 0 ? r : 0;
-	}
-	return 1;
-}
-
-/* Reports a value parser's failure: "invalid 'KEY': WHY". */
-static int invalid(struct schema_ctx *ctx, const struct schema_key *key,
-		   const struct yt_node *value, const char *why)
-{
-	return report(ctx, value, "invalid '%s': %s", key->name, why);
-}
-
-/* Matches a scalar against `names`; returns the index, -1 (reported) or -ENOMEM - 1. */
-static int check_enum(struct schema_ctx *ctx, const struct schema_key *key,
-		      const struct yt_node *value, const char *const *names, size_t count)
-{
-	char excerpt[TP_EXCERPT_MAX];
-	char list[256] = "";
-	size_t used = 0;
-	int r;
-
-	r = expect_text(ctx, key, value);
-	if (r < 0)
-		return r - 1;
-	if (r == 0)
-		return -1;
-	for (size_t i = 0; i < count; i++) {
-		if (yt_scalar_equals(value, names[i]))
-			return (int)i;
-		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
-					 i ? ", " : "", names[i]);
-		if (used >= sizeof(list))
-			used = sizeof(list) - 1;
-	}
-	r = report(ctx, value, "'%s' must be one of: %s; got '%s'", key->name, list,
-		   tp_excerpt(excerpt, value->scalar.text, value->scalar.len));
-	return r < 0 ? r - 1 : -1;
-}
-
-/* check_enum's result -> 0 or -ENOMEM for the caller's return. */
-static int enum_status(int index)
-{
-	return index < -1 ? index + 1 : 0;
-}
-
-static int add_gap(struct schema_ctx *ctx, const char *field, struct tp_pos pos)
+static int add_gap(struct tp_envelope *env, const char *field, struct tp_pos pos)
 {
 	const struct tp_field_info *info = tp_field_find(field);
-	struct tp_envelope *env = ctx->env;
 	struct tp_gap *gaps;
 
 	if (!info || !info->restricts)
@@ -256,56 +57,6 @@ static int add_gap(struct schema_ctx *ctx, const char *field, struct tp_pos pos)
 		return -ENOMEM;
 	env->gaps = gaps;
 	gaps[env->gap_count++] = (struct tp_gap){ info->field, info->mechanism, pos };
-	return 0;
-}
-
-/*
- * Duplicate detection by sorting, so a list of 10^5 entries costs
- * O(n log n), not O(n^2).  Calls on_dup(later, first) for every element
- * equal (by cmp) to one before it in the list.
- */
-typedef int (*elem_cmp_fn)(const void *a, const void *b);
-typedef int (*dup_fn)(struct schema_ctx *ctx, const void *later, const void *first);
-
-struct dup_slot {
-	const void *elem;
-	size_t index;
-};
-
-static int dup_slot_compare(const void *a, const void *b, void *arg)
-{
-	const struct dup_slot *x = a, *y = b;
-	elem_cmp_fn cmp = *(elem_cmp_fn *)arg;
-	int r = cmp(x->elem, y->elem);
-
-	if (r)
-		return r;
-	return x->index < y->index ? -1 : x->index > y->index;
-}
-
-static int find_duplicates(struct schema_ctx *ctx, const void *base, size_t count, size_t size,
-			   elem_cmp_fn cmp, dup_fn on_dup)
-{
-	_cleanup_free_ struct dup_slot *slots = NULL;
-	int r;
-
-	if (count < 2)
-		return 0;
-	slots = calloc(count, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < count; i++)
-		slots[i] = (struct dup_slot){ (const char *)base + i * size, i };
-	qsort_r(slots, count, sizeof(*slots), dup_slot_compare, &cmp);
-	for (size_t i = 1, first = 0; i < count; i++) {
-		if (cmp(slots[first].elem, slots[i].elem) != 0) {
-			first = i;
-			continue;
-		}
-		r = on_dup(ctx, slots[i].elem, slots[first].elem);
-		if (r < 0)
-			return r;
-	}
 	return 0;
 }
 
@@ -344,67 +95,71 @@ static int dup_text(const struct yt_node *value, char **out)
 	return 0;
 }
 
-static int check_identifier(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_identifier(struct tp_schema *schema, const struct tp_schema_key *key,
 			    const struct yt_pair *pair)
 {
+	struct envelope_ctx *ctx = ctx_of(schema);
 	const struct yt_node *value = pair->value;
 	char excerpt[TP_EXCERPT_MAX];
-	int r = expect_text(ctx, key, value);
+	int r = tp_schema_expect_text(schema, key, value);
 
 	if (r <= 0)
 		return r;
 	if (!is_identifier(value->scalar.text, value->scalar.len))
-		return report(ctx, value,
-			      "invalid '%s': '%s' must be 1 to 64 letters, digits, '.', '_' or '-', "
-			      "starting with a letter or digit",
-			      key->name, tp_excerpt(excerpt, value->scalar.text, value->scalar.len));
+		return tp_schema_report(schema, value,
+					"invalid '%s': '%s' must be 1 to 64 letters, digits, '.', "
+					"'_' or '-', starting with a letter or digit", key->name,
+					tp_excerpt(excerpt, value->scalar.text, value->scalar.len));
 	return dup_text(value, key->arg == 0 ? &ctx->env->tenant : &ctx->env->run_id);
 }
 
-static int check_revision(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_revision(struct tp_schema *schema, const struct tp_schema_key *key,
 			  const struct yt_pair *pair)
 {
+	struct envelope_ctx *ctx = ctx_of(schema);
 	const struct yt_node *value = pair->value;
-	int r = expect_text(ctx, key, value);
+	int r = tp_schema_expect_text(schema, key, value);
 
 	if (r <= 0)
 		return r;
 	if (value->scalar.len > 128)
-		return invalid(ctx, key, value, "at most 128 characters");
+		return tp_schema_invalid(schema, key, value, "at most 128 characters");
 	if (value->scalar.text[0] == '<' && value->scalar.text[value->scalar.len - 1] == '>')
-		return invalid(ctx, key, value, "this is a placeholder: write the actual revision");
+		return tp_schema_invalid(schema, key, value,
+					 "this is a placeholder: write the actual revision");
 	for (size_t i = 0; i < value->scalar.len; i++) {
 		unsigned char c = (unsigned char)value->scalar.text[i];
 
 		if (c < 0x20 || c > 0x7e)
-			return invalid(ctx, key, value, "only printable ASCII characters are allowed");
+			return tp_schema_invalid(schema, key, value,
+						 "only printable ASCII characters are allowed");
 	}
 	return dup_text(value, &ctx->env->runtime_revision);
 }
 
-static int check_bool(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_bool(struct tp_schema *schema, const struct tp_schema_key *key,
 		      const struct yt_node *value, bool *out)
 {
 	char why[TP_WHY_MAX];
-	int r = expect_text(ctx, key, value);
+	int r = tp_schema_expect_text(schema, key, value);
 
 	if (r <= 0)
 		return r;
 	if (tp_parse_bool(value->scalar.text, value->scalar.len, out, why, sizeof(why)))
-		return invalid(ctx, key, value, why);
+		return tp_schema_invalid(schema, key, value, why);
 	return 0;
 }
 
-static int check_digest(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_digest(struct tp_schema *schema, const struct tp_schema_key *key,
 			const struct yt_node *value, uint8_t digest[32], bool *has)
 {
 	char why[TP_WHY_MAX];
-	int r = expect_text(ctx, key, value);
+	int r = tp_schema_expect_text(schema, key, value);
 
 	if (r <= 0)
 		return r;
 	if (tp_parse_digest(value->scalar.text, value->scalar.len, digest, why, sizeof(why)))
-		return invalid(ctx, key, value, why);
+		return tp_schema_invalid(schema, key, value, why);
 	*has = true;
 	return 0;
 }
@@ -442,14 +197,15 @@ const char *const tp_limit_keys[TP_LIMIT_COUNT] = {
 	[TP_LIMIT_LEASE_MS] = "cleanup.lease",
 };
 
-static int check_limit(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_limit(struct tp_schema *schema, const struct tp_schema_key *key,
 		       const struct yt_pair *pair)
 {
+	struct envelope_ctx *ctx = ctx_of(schema);
 	const struct limit_spec *spec = &limit_specs[key->arg];
 	const struct yt_node *value = pair->value;
 	char why[TP_WHY_MAX];
 	uint64_t v = 0;
-	int r = expect_text(ctx, key, value);
+	int r = tp_schema_expect_text(schema, key, value);
 
 	if (r <= 0)
 		return r;
@@ -472,10 +228,10 @@ static int check_limit(struct schema_ctx *ctx, const struct schema_key *key,
 		break;
 	}
 	if (r)
-		return invalid(ctx, key, value, why);
+		return tp_schema_invalid(schema, key, value, why);
 	ctx->env->limits[key->arg] = v;
-	ctx->env->limit_pos[key->arg] = pos_of(pair->key);
-	return add_gap(ctx, tp_limit_keys[key->arg], pos_of(pair->key));
+	ctx->env->limit_pos[key->arg] = tp_node_pos(pair->key);
+	return add_gap(ctx->env, tp_limit_keys[key->arg], tp_node_pos(pair->key));
 }
 
 /* ---- paths ------------------------------------------------------------- */
@@ -496,7 +252,7 @@ static bool path_within(const char *path, const char *dir)
  * input's path, audit.sink): normalised, not too long.  Returns 1 with *out
  * set, 0 when reported, or -ENOMEM.
  */
-static int parse_absolute(struct schema_ctx *ctx, const struct schema_key *key,
+static int parse_absolute(struct tp_schema *schema, const struct tp_schema_key *key,
 			  const struct yt_node *value, char **out)
 {
 	_cleanup_free_ char *normalized = NULL;
@@ -505,15 +261,19 @@ static int parse_absolute(struct schema_ctx *ctx, const struct schema_key *key,
 	int r;
 
 	if (value->kind == YT_SCALAR && value->scalar.is_null) {
-		r = report(ctx, value, "'%s' must be an absolute path, got an empty value", key->name);
+		r = tp_schema_report(schema, value,
+				     "'%s' must be an absolute path, got an empty value",
+				     key->name);
 		return r < 0 ? r : 0;
 	}
-	r = expect_text(ctx, key, value);
+	r = tp_schema_expect_text(schema, key, value);
 	if (r <= 0)
 		return r;
 	if (value->scalar.text[0] != '/') {
-		r = report(ctx, value, "'%s' must be an absolute path (starting with '/'), got '%s'",
-			   key->name, tp_excerpt(excerpt, value->scalar.text, value->scalar.len));
+		r = tp_schema_report(schema, value,
+				     "'%s' must be an absolute path (starting with '/'), got '%s'",
+				     key->name,
+				     tp_excerpt(excerpt, value->scalar.text, value->scalar.len));
 		return r < 0 ? r : 0;
 	}
 	normalized = tp_path_normalize(value->scalar.text);
@@ -521,10 +281,10 @@ static int parse_absolute(struct schema_ctx *ctx, const struct schema_key *key,
 		return -errno;
 	len = strlen(normalized);
 	if (len > PATH_RULE_MAX_BYTES) {
-		r = report(ctx, value,
-			   "'%s' is %zu bytes long after normalisation, over the limit of %d: "
-			   "the kernel's path rule key holds at most %d bytes",
-			   key->name, len, PATH_RULE_MAX_BYTES, PATH_RULE_MAX_BYTES);
+		r = tp_schema_report(schema, value,
+				     "'%s' is %zu bytes long after normalisation, over the limit "
+				     "of %d: the kernel's path rule key holds at most %d bytes",
+				     key->name, len, PATH_RULE_MAX_BYTES, PATH_RULE_MAX_BYTES);
 		return r < 0 ? r : 0;
 	}
 	free(*out);
@@ -536,26 +296,26 @@ static int parse_absolute(struct schema_ctx *ctx, const struct schema_key *key,
  * One path pattern (tp_parse_path_pattern, shared with task contracts).
  * Returns 1 with *entry filled, 0 when reported, or -ENOMEM.
  */
-static int parse_pattern(struct schema_ctx *ctx, const char *list, const struct yt_node *value,
+static int parse_pattern(struct tp_schema *schema, const char *list, const struct yt_node *value,
 			 enum tp_pattern_where where, struct tp_path_entry *entry)
 {
 	char why[TP_PATTERN_WHY_MAX];
 	int r;
 
 	if (value->kind != YT_SCALAR || value->scalar.is_null) {
-		r = report(ctx, value, "entries of '%s' must be paths, got %s", list,
-			   yt_node_describe(value));
+		r = tp_schema_report(schema, value, "entries of '%s' must be paths, got %s", list,
+				     yt_node_describe(value));
 		return r < 0 ? r : 0;
 	}
 	r = tp_parse_path_pattern(value->scalar.text, value->scalar.len, where, entry, why,
 				  sizeof(why));
 	if (r == -EINVAL) {
-		r = report(ctx, value, "invalid entry in '%s': %s", list, why);
+		r = tp_schema_report(schema, value, "invalid entry in '%s': %s", list, why);
 		return r < 0 ? r : 0;
 	}
 	if (r < 0)
 		return r;
-	entry->pos = pos_of(value);
+	entry->pos = tp_node_pos(value);
 	return 1;
 }
 
@@ -595,28 +355,30 @@ static int path_entry_compare(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
-static _Thread_local const char *dup_list_name;	/* for path_entry_duplicate's message */
-
-static int path_entry_duplicate(struct schema_ctx *ctx, const void *later, const void *first)
+static int path_entry_duplicate(struct tp_schema *schema, const void *later, const void *first)
 {
+	struct envelope_ctx *ctx = ctx_of(schema);
 	const struct tp_path_entry *e = later, *f = first;
 
 	char buf[TP_EXCERPT_MAX];
 
-	return report_at(ctx, e->pos, "'%s%s%s' is listed twice in '%s' (first at line %u, "
-			 "column %u)", esc(buf, e->path), e->kind == TP_PATH_SUBTREE && e->path[0] ? "/" : "",
-			 e->kind == TP_PATH_SUBTREE ? "**" : "", dup_list_name, f->pos.line,
-			 f->pos.column);
+	return tp_schema_report_at(schema, e->pos,
+				   "'%s%s%s' is listed twice in '%s' (first at line %u, column %u)",
+				   esc(buf, e->path),
+				   e->kind == TP_PATH_SUBTREE && e->path[0] ? "/" : "",
+				   e->kind == TP_PATH_SUBTREE ? "**" : "", ctx->dup_list,
+				   f->pos.line, f->pos.column);
 }
 
-static int check_path_list(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_path_list(struct tp_schema *schema, const struct tp_schema_key *key,
 			   const struct yt_pair *pair)
 {
+	struct envelope_ctx *ctx = ctx_of(schema);
 	struct tp_path_list *list = path_list_of(ctx->env, key->arg);
 	const char *name = path_list_names[key->arg];
 	const struct yt_node *value = pair->value;
 	enum tp_pattern_where where = TP_PATTERN_ANY;
-	int r = expect_kind(ctx, key, value, YT_SEQUENCE);
+	int r = tp_schema_expect_kind(schema, key, value, YT_SEQUENCE);
 
 	if (r <= 0)
 		return r;
@@ -632,7 +394,7 @@ static int check_path_list(struct schema_ctx *ctx, const struct schema_key *key,
 		const struct yt_node *item = value->sequence.items[i];
 		struct tp_path_entry entry;
 
-		r = parse_pattern(ctx, name, item, where, &entry);
+		r = parse_pattern(schema, name, item, where, &entry);
 		if (r < 0)
 			return r;
 		if (r == 0)
@@ -640,10 +402,11 @@ static int check_path_list(struct schema_ctx *ctx, const struct schema_key *key,
 		if (key->arg == 1 && entry.relative) {
 			char buf[TP_EXCERPT_MAX];
 
-			r = report(ctx, item,
-				   "'%s' in 'filesystem.write' is relative: write grants inside the "
-				   "workspace go under 'filesystem.workspace.write'",
-				   tp_excerpt(buf, item->scalar.text, item->scalar.len));
+			r = tp_schema_report(schema, item,
+					     "'%s' in 'filesystem.write' is relative: write grants "
+					     "inside the workspace go under "
+					     "'filesystem.workspace.write'",
+					     tp_excerpt(buf, item->scalar.text, item->scalar.len));
 			free(entry.path);
 			if (r < 0)
 				return r;
@@ -651,53 +414,55 @@ static int check_path_list(struct schema_ctx *ctx, const struct schema_key *key,
 		}
 		list->items[list->count++] = entry;
 	}
-	dup_list_name = name;
-	r = find_duplicates(ctx, list->items, list->count, sizeof(*list->items),
-			    path_entry_compare, path_entry_duplicate);
+	ctx->dup_list = name;
+	r = tp_schema_find_duplicates(schema, list->items, list->count, sizeof(*list->items),
+				      path_entry_compare, path_entry_duplicate, NULL);
 	if (r < 0)
 		return r;
 	if (key->arg == 2)
 		ctx->exec_written = true;
 	if (key->arg == 3 && list->count)
-		return add_gap(ctx, "filesystem.deny", pos_of(pair->key));
+		return add_gap(ctx->env, "filesystem.deny", tp_node_pos(pair->key));
 	return 0;
 }
 
 /* ---- sandbox.filesystem ------------------------------------------------ */
 
-static int check_root(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_root(struct tp_schema *schema, const struct tp_schema_key *key,
 		      const struct yt_pair *pair)
 {
 	const struct yt_node *value = pair->value;
 	char excerpt[TP_EXCERPT_MAX];
 
 	if (value->kind != YT_SCALAR)
-		return expect_kind(ctx, key, value, YT_SCALAR) < 0 ? -ENOMEM : 0;
+		return tp_schema_expect_kind(schema, key, value, YT_SCALAR) < 0 ? -ENOMEM : 0;
 	if (yt_scalar_equals(value, "read_only"))
 		return 0;
 	if (value->scalar.is_null)
-		return report(ctx, value,
-			      "'root' must be 'read_only' (the only mode this version enforces), "
-			      "got an empty value");
-	return report(ctx, value,
-		      "'root' must be 'read_only' (the only mode this version enforces), got '%s'",
-		      tp_excerpt(excerpt, value->scalar.text, value->scalar.len));
+		return tp_schema_report(schema, value,
+					"'root' must be 'read_only' (the only mode this version "
+					"enforces), got an empty value");
+	return tp_schema_report(schema, value,
+				"'root' must be 'read_only' (the only mode this version enforces), "
+				"got '%s'",
+				tp_excerpt(excerpt, value->scalar.text, value->scalar.len));
 }
 
-static int check_workspace_path(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_workspace_path(struct tp_schema *schema, const struct tp_schema_key *key,
 				const struct yt_pair *pair)
 {
+	struct envelope_ctx *ctx = ctx_of(schema);
 	char *path = NULL;
-	int r = parse_absolute(ctx, key, pair->value, &path);
+	int r = parse_absolute(schema, key, pair->value, &path);
 
 	if (r <= 0)
 		return r;
 	/* The workspace is writable: at "/" nothing would be read-only any more. */
 	if (strcmp(path, "/") == 0) {
 		free(path);
-		return report(ctx, pair->value,
-			      "the workspace must not be '/': that would make the whole file "
-			      "system writable");
+		return tp_schema_report(schema, pair->value,
+					"the workspace must not be '/': that would make the whole "
+					"file system writable");
 	}
 	/*
 	 * Beneath these, a "file" is a kernel interface (sysctl, sysrq, device
@@ -706,10 +471,9 @@ static int check_workspace_path(struct schema_ctx *ctx, const struct schema_key 
 	for (size_t i = 0; i < ARRAY_SIZE(kernel_trees); i++) {
 		if (path_within(path, kernel_trees[i])) {
 			free(path);
-			return report(ctx, pair->value,
-				      "the workspace must not be in %s: files there are kernel "
-				      "interfaces, not storage",
-				      kernel_trees[i]);
+			return tp_schema_report(schema, pair->value,
+						"the workspace must not be in %s: files there are "
+						"kernel interfaces, not storage", kernel_trees[i]);
 		}
 	}
 	free(ctx->env->workspace_path);
@@ -717,87 +481,94 @@ static int check_workspace_path(struct schema_ctx *ctx, const struct schema_key 
 	return 0;
 }
 
-static int check_workspace_source(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_workspace_source(struct tp_schema *schema, const struct tp_schema_key *key,
 				  const struct yt_pair *pair)
 {
-	int r = parse_absolute(ctx, key, pair->value, &ctx->env->workspace_source);
+	struct envelope_ctx *ctx = ctx_of(schema);
+	int r = parse_absolute(schema, key, pair->value, &ctx->env->workspace_source);
 
 	if (r <= 0)
 		return r;
-	return add_gap(ctx, "filesystem.workspace.source", pos_of(pair->key));
+	return add_gap(ctx->env, "filesystem.workspace.source", tp_node_pos(pair->key));
 }
 
-static int check_workspace_mode(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_workspace_mode(struct tp_schema *schema, const struct tp_schema_key *key,
 				const struct yt_pair *pair)
 {
 	static const char *const modes[] = { "existing", "fresh", "fresh_overlay" };
-	int i = check_enum(ctx, key, pair->value, modes, ARRAY_SIZE(modes));
+	struct envelope_ctx *ctx = ctx_of(schema);
+	int i = tp_schema_check_enum(schema, key, pair->value, modes, ARRAY_SIZE(modes));
 
 	if (i < 0)
-		return enum_status(i);
+		return tp_schema_enum_status(i);
 	ctx->env->workspace_mode = (enum tp_workspace_mode)i;
 	if (i == TP_WORKSPACE_EXISTING)
 		return 0;
-	return add_gap(ctx, "filesystem.workspace.mode", pos_of(pair->key));
+	return add_gap(ctx->env, "filesystem.workspace.mode", tp_node_pos(pair->key));
 }
 
-static const struct schema_key workspace_keys[] = {
-	KEY("path", check_workspace_path, true, 0),
-	KEY("source", check_workspace_source, false, 0),
-	KEY("mode", check_workspace_mode, false, 0),
-	KEY("max_bytes", check_limit, false, TP_LIMIT_WORKSPACE_BYTES),
-	KEY("write", check_path_list, false, 4),
+static const struct tp_schema_key workspace_keys[] = {
+	TP_SCHEMA_KEY("path", check_workspace_path, true, 0),
+	TP_SCHEMA_KEY("source", check_workspace_source, false, 0),
+	TP_SCHEMA_KEY("mode", check_workspace_mode, false, 0),
+	TP_SCHEMA_KEY("max_bytes", check_limit, false, TP_LIMIT_WORKSPACE_BYTES),
+	TP_SCHEMA_KEY("write", check_path_list, false, 4),
 };
 
-static int check_workspace(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_workspace(struct tp_schema *schema, const struct tp_schema_key *key,
 			   const struct yt_pair *pair)
 {
+	struct envelope_ctx *ctx = ctx_of(schema);
 	int r;
 
-	ctx->workspace_pos = pos_of(pair->key);
-	r = check_submapping(ctx, key, pair);
+	ctx->workspace_pos = tp_node_pos(pair->key);
+	r = tp_schema_check_submapping(schema, key, pair);
 	if (r < 0)
 		return r;
 	if (ctx->env->workspace_mode == TP_WORKSPACE_FRESH_OVERLAY && !ctx->env->workspace_source)
-		return report(ctx, pair->key, "a 'fresh_overlay' workspace needs a 'source'");
+		return tp_schema_report(schema, pair->key,
+					"a 'fresh_overlay' workspace needs a 'source'");
 	return 0;
 }
 
 /* One input: {path, digest, mode}. */
-static int check_input_path(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_input_path(struct tp_schema *schema, const struct tp_schema_key *key,
 			    const struct yt_pair *pair)
 {
+	struct envelope_ctx *ctx = ctx_of(schema);
 	struct tp_input *input = &ctx->env->inputs[ctx->env->input_count];
-	int r = parse_absolute(ctx, key, pair->value, &input->path);
+	int r = parse_absolute(schema, key, pair->value, &input->path);
 
 	if (r > 0)
-		input->pos = pos_of(pair->value);
+		input->pos = tp_node_pos(pair->value);
 	return r < 0 ? r : 0;
 }
 
-static int check_input_digest(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_input_digest(struct tp_schema *schema, const struct tp_schema_key *key,
 			      const struct yt_pair *pair)
 {
+	struct envelope_ctx *ctx = ctx_of(schema);
 	struct tp_input *input = &ctx->env->inputs[ctx->env->input_count];
-	int r = check_digest(ctx, key, pair->value, input->digest, &input->has_digest);
+	int r = check_digest(schema, key, pair->value, input->digest, &input->has_digest);
 
 	if (r < 0 || !input->has_digest)
 		return r;
-	return add_gap(ctx, "filesystem.inputs.digest", pos_of(pair->key));
+	return add_gap(ctx->env, "filesystem.inputs.digest", tp_node_pos(pair->key));
 }
 
-static int check_input_mode(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_input_mode(struct tp_schema *schema, const struct tp_schema_key *key,
 			    const struct yt_pair *pair)
 {
 	static const char *const modes[] = { "read_only" };
+	int i = tp_schema_check_enum(schema, key, pair->value, modes, ARRAY_SIZE(modes));
 
-	return enum_status(check_enum(ctx, key, pair->value, modes, ARRAY_SIZE(modes)));
+	return tp_schema_enum_status(i);
 }
 
-static const struct schema_key input_keys[] = {
-	KEY("path", check_input_path, true, 0),
-	KEY("digest", check_input_digest, false, 0),
-	KEY("mode", check_input_mode, false, 0),
+static const struct tp_schema_key input_keys[] = {
+	TP_SCHEMA_KEY("path", check_input_path, true, 0),
+	TP_SCHEMA_KEY("digest", check_input_digest, false, 0),
+	TP_SCHEMA_KEY("mode", check_input_mode, false, 0),
 };
 
 static int input_compare(const void *a, const void *b)
@@ -805,22 +576,24 @@ static int input_compare(const void *a, const void *b)
 	return strcmp(((const struct tp_input *)a)->path, ((const struct tp_input *)b)->path);
 }
 
-static int input_duplicate(struct schema_ctx *ctx, const void *later, const void *first)
+static int input_duplicate(struct tp_schema *schema, const void *later, const void *first)
 {
 	const struct tp_input *i = later, *f = first;
 
 	char buf[TP_EXCERPT_MAX];
 
-	return report_at(ctx, i->pos, "input '%s' is listed twice (first at line %u, column %u)",
-			 esc(buf, i->path), f->pos.line, f->pos.column);
+	return tp_schema_report_at(schema, i->pos,
+				   "input '%s' is listed twice (first at line %u, column %u)",
+				   esc(buf, i->path), f->pos.line, f->pos.column);
 }
 
-static int check_inputs(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_inputs(struct tp_schema *schema, const struct tp_schema_key *key,
 			const struct yt_pair *pair)
 {
+	struct envelope_ctx *ctx = ctx_of(schema);
 	const struct yt_node *value = pair->value;
 	struct tp_envelope *env = ctx->env;
-	int r = expect_kind(ctx, key, value, YT_SEQUENCE);
+	int r = tp_schema_expect_kind(schema, key, value, YT_SEQUENCE);
 
 	if (r <= 0)
 		return r;
@@ -832,14 +605,15 @@ static int check_inputs(struct schema_ctx *ctx, const struct schema_key *key,
 		struct tp_input *input = &env->inputs[env->input_count];
 
 		if (item->kind != YT_MAPPING) {
-			r = report(ctx, item, "entries of 'inputs' must be mappings with a 'path', "
-				   "got %s", yt_node_describe(item));
+			r = tp_schema_report(schema, item,
+					     "entries of 'inputs' must be mappings with a 'path', "
+					     "got %s", yt_node_describe(item));
 			if (r < 0)
 				return r;
 			continue;
 		}
-		r = check_mapping(ctx, "sandbox.filesystem.inputs", item, item, input_keys,
-				  ARRAY_SIZE(input_keys));
+		r = tp_schema_check_mapping(schema, "sandbox.filesystem.inputs", item, item,
+					    input_keys, ARRAY_SIZE(input_keys));
 		if (r < 0)
 			return r;
 		if (input->path)
@@ -847,45 +621,49 @@ static int check_inputs(struct schema_ctx *ctx, const struct schema_key *key,
 		else
 			*input = (struct tp_input){ 0 };
 	}
-	return find_duplicates(ctx, env->inputs, env->input_count, sizeof(*env->inputs),
-			       input_compare, input_duplicate);
+	return tp_schema_find_duplicates(schema, env->inputs, env->input_count,
+					 sizeof(*env->inputs), input_compare, input_duplicate,
+					 NULL);
 }
 
-static int check_devices(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_devices(struct tp_schema *schema, const struct tp_schema_key *key,
 			 const struct yt_pair *pair)
 {
-	int r = expect_kind(ctx, key, pair->value, YT_SEQUENCE);
+	int r = tp_schema_expect_kind(schema, key, pair->value, YT_SEQUENCE);
 
 	if (r <= 0)
 		return r;
 	if (pair->value->sequence.count == 0)
 		return 0;
-	return report(ctx, pair->value->sequence.items[0],
-		      "'devices' must be [] in this version: runs get /dev/null, zero, full, "
-		      "random, urandom, tty and their own pty, and no other device");
+	return tp_schema_report(schema, pair->value->sequence.items[0],
+				"'devices' must be [] in this version: runs get /dev/null, zero, "
+				"full, random, urandom, tty and their own pty, and no other "
+				"device");
 }
 
-static const struct schema_key filesystem_keys[] = {
-	KEY("root", check_root, true, 0),
-	KEY("inputs", check_inputs, false, 0),
-	SUBMAPPING("workspace", check_workspace, true, workspace_keys,
-		   "sandbox.filesystem.workspace"),
-	KEY("read", check_path_list, false, 0),
-	KEY("write", check_path_list, false, 1),
-	KEY("exec", check_path_list, false, 2),
-	KEY("deny", check_path_list, false, 3),
-	KEY("devices", check_devices, false, 0),
+static const struct tp_schema_key filesystem_keys[] = {
+	TP_SCHEMA_KEY("root", check_root, true, 0),
+	TP_SCHEMA_KEY("inputs", check_inputs, false, 0),
+	TP_SCHEMA_SUBMAPPING("workspace", check_workspace, true, workspace_keys,
+			     "sandbox.filesystem.workspace"),
+	TP_SCHEMA_KEY("read", check_path_list, false, 0),
+	TP_SCHEMA_KEY("write", check_path_list, false, 1),
+	TP_SCHEMA_KEY("exec", check_path_list, false, 2),
+	TP_SCHEMA_KEY("deny", check_path_list, false, 3),
+	TP_SCHEMA_KEY("devices", check_devices, false, 0),
 };
 
 /* ---- sandbox.network_egress -------------------------------------------- */
 
-static int check_network_default(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_network_default(struct tp_schema *schema, const struct tp_schema_key *key,
 				 const struct yt_pair *pair)
 {
 	static const char *const modes[] = { "deny" };
+	int i;
 
-	ctx->network_default_pos = pos_of(pair->key);
-	return enum_status(check_enum(ctx, key, pair->value, modes, ARRAY_SIZE(modes)));
+	ctx_of(schema)->network_default_pos = tp_node_pos(pair->key);
+	i = tp_schema_check_enum(schema, key, pair->value, modes, ARRAY_SIZE(modes));
+	return tp_schema_enum_status(i);
 }
 
 static int destination_compare(const void *pa, const void *pb)
@@ -907,16 +685,17 @@ static int destination_compare(const void *pa, const void *pb)
 	return a->port_max < b->port_max ? -1 : a->port_max > b->port_max;
 }
 
-static int destination_duplicate(struct schema_ctx *ctx, const void *later, const void *first)
+static int destination_duplicate(struct tp_schema *schema, const void *later, const void *first)
 {
 	const struct tp_destination *d = later, *f = first;
 
-	return report_at(ctx, d->pos, "this destination is listed twice (first at line %u, "
-			 "column %u)", f->pos.line, f->pos.column);
+	return tp_schema_report_at(schema, d->pos,
+				   "this destination is listed twice (first at line %u, column %u)",
+				   f->pos.line, f->pos.column);
 }
 
 /* The mapping form {host | cidr, ports, protocol}; returns 1, 0 (reported) or -ENOMEM. */
-static int parse_destination_mapping(struct schema_ctx *ctx, const struct yt_node *item,
+static int parse_destination_mapping(struct tp_schema *schema, const struct yt_node *item,
 				     struct tp_destination *dest)
 {
 	static const char *const protocols[] = { "tcp", "udp", "any" };
@@ -935,20 +714,22 @@ static int parse_destination_mapping(struct schema_ctx *ctx, const struct yt_nod
 
 		if (is_host || yt_scalar_equals(pair->key, "cidr")) {
 			if (target) {
-				r = report(ctx, pair->key, "a destination has either 'host' or 'cidr', "
-					   "not both");
+				r = tp_schema_report(schema, pair->key,
+						     "a destination has either 'host' or 'cidr', "
+						     "not both");
 				ok = false;
 			} else if (v->kind != YT_SCALAR || v->scalar.is_null ||
 				   memchr(v->scalar.text, '\0', v->scalar.len)) {
-				r = report(ctx, v, "'%s' must be a %s", is_host ? "host" : "cidr",
-					   is_host ? "hostname" : "CIDR block");
+				r = tp_schema_report(schema, v, "'%s' must be a %s",
+						     is_host ? "host" : "cidr",
+						     is_host ? "hostname" : "CIDR block");
 				ok = false;
 			} else if (is_host) {
 				target = v;
 				r = 0;
 				if (tp_parse_hostname(v->scalar.text, v->scalar.len, &dest->host, why,
 						      sizeof(why))) {
-					r = report(ctx, v, "invalid 'host': %s", why);
+					r = tp_schema_report(schema, v, "invalid 'host': %s", why);
 					ok = false;
 				}
 			} else {
@@ -956,53 +737,58 @@ static int parse_destination_mapping(struct schema_ctx *ctx, const struct yt_nod
 				r = 0;
 				if (tp_parse_cidr(v->scalar.text, v->scalar.len, dest->addr,
 						  &dest->prefixlen, why, sizeof(why))) {
-					r = report(ctx, v, "invalid 'cidr': %s", why);
+					r = tp_schema_report(schema, v, "invalid 'cidr': %s", why);
 					ok = false;
 				}
 			}
 		} else if (yt_scalar_equals(pair->key, "ports")) {
 			r = 0;
 			if (v->kind != YT_SCALAR || v->scalar.is_null) {
-				r = report(ctx, v, "'ports' must be a port or a range such as "
-					   "'8000-8100', got %s", yt_node_describe(v));
+				r = tp_schema_report(schema, v,
+						     "'ports' must be a port or a range such as "
+						     "'8000-8100', got %s", yt_node_describe(v));
 				ok = false;
 			} else if (tp_parse_port_range(v->scalar.text, v->scalar.len, &dest->port_min,
 						       &dest->port_max, why, sizeof(why))) {
-				r = report(ctx, v, "invalid 'ports': %s", why);
+				r = tp_schema_report(schema, v, "invalid 'ports': %s", why);
 				ok = false;
 			}
 		} else if (yt_scalar_equals(pair->key, "protocol")) {
-			static const struct schema_key protocol_key = KEY("protocol", NULL, false, 0);
-			int p = check_enum(ctx, &protocol_key, v, protocols, ARRAY_SIZE(protocols));
+			static const struct tp_schema_key protocol_key =
+				TP_SCHEMA_KEY("protocol", NULL, false, 0);
+			int p = tp_schema_check_enum(schema, &protocol_key, v, protocols,
+						     ARRAY_SIZE(protocols));
 
-			r = enum_status(p);
+			r = tp_schema_enum_status(p);
 			if (p < 0)
 				ok = false;
 			else
 				dest->protocols = protocol_bits[p];
 		} else {
-			r = report(ctx, pair->key, "unknown key '%s' in a destination (expected one "
-				   "of: host, cidr, ports, protocol)",
-				   tp_excerpt(excerpt, pair->key->scalar.text, pair->key->scalar.len));
+			tp_excerpt(excerpt, pair->key->scalar.text, pair->key->scalar.len);
+			r = tp_schema_report(schema, pair->key, "unknown key '%s' in a destination "
+					     "(expected one of: host, cidr, ports, protocol)",
+					     excerpt);
 			ok = false;
 		}
 		if (r < 0)
 			return r;
 	}
 	if (!target && ok) {
-		r = report(ctx, item, "a destination needs a 'host' or a 'cidr'");
+		r = tp_schema_report(schema, item, "a destination needs a 'host' or a 'cidr'");
 		return r < 0 ? r : 0;
 	}
 	return ok && target;
 }
 
-static int check_destinations(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_destinations(struct tp_schema *schema, const struct tp_schema_key *key,
 			      const struct yt_pair *pair)
 {
+	struct envelope_ctx *ctx = ctx_of(schema);
 	const struct yt_node *value = pair->value;
 	struct tp_envelope *env = ctx->env;
 	char why[TP_WHY_MAX];
-	int r = expect_kind(ctx, key, value, YT_SEQUENCE);
+	int r = tp_schema_expect_kind(schema, key, value, YT_SEQUENCE);
 
 	if (r <= 0)
 		return r;
@@ -1015,7 +801,7 @@ static int check_destinations(struct schema_ctx *ctx, const struct schema_key *k
 		bool keep = true;
 
 		if (item->kind == YT_MAPPING) {
-			r = parse_destination_mapping(ctx, item, &dest);
+			r = parse_destination_mapping(schema, item, &dest);
 			if (r < 0) {
 				free(dest.host);
 				return r;
@@ -1025,38 +811,40 @@ static int check_destinations(struct schema_ctx *ctx, const struct schema_key *k
 			   !memchr(item->scalar.text, '\0', item->scalar.len)) {
 			if (tp_parse_destination(item->scalar.text, item->scalar.len, &dest, why,
 						 sizeof(why))) {
-				r = report(ctx, item, "invalid destination: %s", why);
+				r = tp_schema_report(schema, item, "invalid destination: %s", why);
 				if (r < 0)
 					return r;
 				keep = false;
 			}
 		} else {
-			r = report(ctx, item, "entries of 'allowed_destinations' must be a hostname, "
-				   "an address or CIDR (with an optional port), or a mapping; got %s",
-				   yt_node_describe(item));
+			r = tp_schema_report(schema, item,
+					     "entries of 'allowed_destinations' must be a "
+					     "hostname, an address or CIDR (with an optional "
+					     "port), or a mapping; got %s", yt_node_describe(item));
 			if (r < 0)
 				return r;
 			keep = false;
 		}
-		dest.pos = pos_of(item);
+		dest.pos = tp_node_pos(item);
 		if (keep)
 			env->destinations[env->destination_count++] = dest;
 		else
 			free(dest.host);
 	}
-	return find_duplicates(ctx, env->destinations, env->destination_count,
-			       sizeof(*env->destinations), destination_compare,
-			       destination_duplicate);
+	return tp_schema_find_duplicates(schema, env->destinations, env->destination_count,
+					 sizeof(*env->destinations), destination_compare,
+					 destination_duplicate, NULL);
 }
 
-static int check_methods(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_methods(struct tp_schema *schema, const struct tp_schema_key *key,
 			 const struct yt_pair *pair)
 {
 	static const char *const methods[] = { "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE",
 					       "OPTIONS", "CONNECT", "TRACE" };
+	struct envelope_ctx *ctx = ctx_of(schema);
 	const struct yt_node *value = pair->value;
 	struct tp_envelope *env = ctx->env;
-	int r = expect_kind(ctx, key, value, YT_SEQUENCE);
+	int r = tp_schema_expect_kind(schema, key, value, YT_SEQUENCE);
 
 	if (r <= 0)
 		return r;
@@ -1064,13 +852,15 @@ static int check_methods(struct schema_ctx *ctx, const struct schema_key *key,
 	if (!env->methods)
 		return -ENOMEM;
 	for (size_t i = 0; i < value->sequence.count; i++) {
-		static const struct schema_key method_key = KEY("methods", NULL, false, 0);
+		static const struct tp_schema_key method_key =
+			TP_SCHEMA_KEY("methods", NULL, false, 0);
 		const struct yt_node *item = value->sequence.items[i];
-		int m = check_enum(ctx, &method_key, item, methods, ARRAY_SIZE(methods));
+		int m = tp_schema_check_enum(schema, &method_key, item, methods,
+					     ARRAY_SIZE(methods));
 		bool duplicate = false;
 
 		if (m < 0) {
-			r = enum_status(m);
+			r = tp_schema_enum_status(m);
 			if (r < 0)
 				return r;
 			continue;
@@ -1078,7 +868,8 @@ static int check_methods(struct schema_ctx *ctx, const struct schema_key *key,
 		for (size_t j = 0; j < env->method_count && !duplicate; j++)
 			duplicate = strcmp(env->methods[j], methods[m]) == 0;
 		if (duplicate) {
-			r = report(ctx, item, "method '%s' is listed twice", methods[m]);
+			r = tp_schema_report(schema, item, "method '%s' is listed twice",
+					     methods[m]);
 			if (r < 0)
 				return r;
 			continue;
@@ -1090,21 +881,23 @@ static int check_methods(struct schema_ctx *ctx, const struct schema_key *key,
 	}
 	if (env->method_count == 0)
 		return 0;
-	return add_gap(ctx, "network_egress.methods", pos_of(pair->key));
+	return add_gap(env, "network_egress.methods", tp_node_pos(pair->key));
 }
 
-static int check_dns_upstream(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_dns_upstream(struct tp_schema *schema, const struct tp_schema_key *key,
 			      const struct yt_pair *pair)
 {
+	struct envelope_ctx *ctx = ctx_of(schema);
 	const struct yt_node *value = pair->value;
 	struct tp_envelope *env = ctx->env;
 	char why[TP_WHY_MAX];
-	int r = expect_kind(ctx, key, value, YT_SEQUENCE);
+	int r = tp_schema_expect_kind(schema, key, value, YT_SEQUENCE);
 
 	if (r <= 0)
 		return r;
 	if (value->sequence.count > 8)
-		return report(ctx, value, "at most 8 DNS upstreams, got %zu", value->sequence.count);
+		return tp_schema_report(schema, value, "at most 8 DNS upstreams, got %zu",
+					value->sequence.count);
 	env->dns_upstreams = calloc(value->sequence.count + 1, sizeof(*env->dns_upstreams));
 	if (!env->dns_upstreams)
 		return -ENOMEM;
@@ -1115,20 +908,21 @@ static int check_dns_upstream(struct schema_ctx *ctx, const struct schema_key *k
 
 		if (item->kind != YT_SCALAR || item->scalar.is_null ||
 		    memchr(item->scalar.text, '\0', item->scalar.len)) {
-			r = report(ctx, item, "entries of 'upstream' must be addresses, got %s",
-				   yt_node_describe(item));
+			r = tp_schema_report(schema, item,
+					     "entries of 'upstream' must be addresses, got %s",
+					     yt_node_describe(item));
 		} else if (tp_parse_endpoint(item->scalar.text, item->scalar.len, 53, &ep, why,
 					     sizeof(why))) {
-			r = report(ctx, item, "invalid 'upstream': %s", why);
+			r = tp_schema_report(schema, item, "invalid 'upstream': %s", why);
 		} else {
 			for (size_t j = 0; j < env->dns_upstream_count && !duplicate; j++)
 				duplicate = memcmp(env->dns_upstreams[j].addr, ep.addr, 16) == 0 &&
 					    env->dns_upstreams[j].port == ep.port;
 			r = 0;
 			if (duplicate)
-				r = report(ctx, item, "this upstream is listed twice");
+				r = tp_schema_report(schema, item, "this upstream is listed twice");
 			else {
-				ep.pos = pos_of(item);
+				ep.pos = tp_node_pos(item);
 				env->dns_upstreams[env->dns_upstream_count++] = ep;
 			}
 		}
@@ -1138,22 +932,23 @@ static int check_dns_upstream(struct schema_ctx *ctx, const struct schema_key *k
 	return 0;
 }
 
-static int check_dns_ttl(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_dns_ttl(struct tp_schema *schema, const struct tp_schema_key *key,
 			 const struct yt_pair *pair)
 {
+	struct envelope_ctx *ctx = ctx_of(schema);
 	const uint64_t max_ms = (key->arg == 0 ? 1ull : 7ull) * 24 * 3600 * 1000;
 	const struct yt_node *value = pair->value;
 	char why[TP_WHY_MAX];
 	uint64_t ms;
-	int r = expect_text(ctx, key, value);
+	int r = tp_schema_expect_text(schema, key, value);
 
 	if (r <= 0)
 		return r;
 	if (tp_parse_duration(value->scalar.text, value->scalar.len, 1000, max_ms, &ms, why,
 			      sizeof(why)))
-		return invalid(ctx, key, value, why);
+		return tp_schema_invalid(schema, key, value, why);
 	if (ms % 1000)
-		return invalid(ctx, key, value, "DNS TTLs are whole seconds");
+		return tp_schema_invalid(schema, key, value, "DNS TTLs are whole seconds");
 	if (key->arg == 0)
 		ctx->env->dns_ttl_min_s = (uint32_t)(ms / 1000);
 	else
@@ -1161,134 +956,135 @@ static int check_dns_ttl(struct schema_ctx *ctx, const struct schema_key *key,
 	return 0;
 }
 
-static const struct schema_key dns_keys[] = {
-	KEY("upstream", check_dns_upstream, false, 0),
-	KEY("min_ttl", check_dns_ttl, false, 0),
-	KEY("max_ttl", check_dns_ttl, false, 1),
+static const struct tp_schema_key dns_keys[] = {
+	TP_SCHEMA_KEY("upstream", check_dns_upstream, false, 0),
+	TP_SCHEMA_KEY("min_ttl", check_dns_ttl, false, 0),
+	TP_SCHEMA_KEY("max_ttl", check_dns_ttl, false, 1),
 };
 
-static int check_dns(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_dns(struct tp_schema *schema, const struct tp_schema_key *key,
 		     const struct yt_pair *pair)
 {
-	int r = check_submapping(ctx, key, pair);
+	struct envelope_ctx *ctx = ctx_of(schema);
+	int r = tp_schema_check_submapping(schema, key, pair);
 
 	if (r < 0)
 		return r;
 	if (ctx->env->dns_ttl_min_s > ctx->env->dns_ttl_max_s)
-		return report(ctx, pair->key, "'min_ttl' (%us) is above 'max_ttl' (%us)",
-			      ctx->env->dns_ttl_min_s, ctx->env->dns_ttl_max_s);
+		return tp_schema_report(schema, pair->key,
+					"'min_ttl' (%us) is above 'max_ttl' (%us)",
+					ctx->env->dns_ttl_min_s, ctx->env->dns_ttl_max_s);
 	return 0;
 }
 
-static const struct schema_key network_keys[] = {
-	KEY("default", check_network_default, false, 0),
-	KEY("allowed_destinations", check_destinations, false, 0),
-	KEY("methods", check_methods, false, 0),
-	KEY("max_bytes", check_limit, false, TP_LIMIT_EGRESS_BYTES),
-	SUBMAPPING("dns", check_dns, false, dns_keys, "sandbox.network_egress.dns"),
+static const struct tp_schema_key network_keys[] = {
+	TP_SCHEMA_KEY("default", check_network_default, false, 0),
+	TP_SCHEMA_KEY("allowed_destinations", check_destinations, false, 0),
+	TP_SCHEMA_KEY("methods", check_methods, false, 0),
+	TP_SCHEMA_KEY("max_bytes", check_limit, false, TP_LIMIT_EGRESS_BYTES),
+	TP_SCHEMA_SUBMAPPING("dns", check_dns, false, dns_keys, "sandbox.network_egress.dns"),
 };
 
 /* ---- sandbox: identity, resources, lifetime, artifacts, cleanup, audit -- */
 
-static int check_id(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_id(struct tp_schema *schema, const struct tp_schema_key *key,
 		    const struct yt_pair *pair)
 {
+	struct envelope_ctx *ctx = ctx_of(schema);
 	const struct yt_node *value = pair->value;
 	char why[TP_WHY_MAX];
 	uint64_t id;
-	int r = expect_text(ctx, key, value);
+	int r = tp_schema_expect_text(schema, key, value);
 
 	if (r <= 0)
 		return r;
 	if (yt_scalar_equals(value, "0"))
-		return report(ctx, value, "'%s' must not be 0: a run never runs as root", key->name);
+		return tp_schema_report(schema, value,
+					"'%s' must not be 0: a run never runs as root", key->name);
 	if (tp_parse_uint(value->scalar.text, value->scalar.len, 1, 4294967294u, &id, why,
 			  sizeof(why)))
-		return invalid(ctx, key, value, why);
+		return tp_schema_invalid(schema, key, value, why);
 	if (key->arg == 0) {
 		ctx->env->has_uid = true;
 		ctx->env->uid = (uint32_t)id;
-		return add_gap(ctx, "identity.uid", pos_of(pair->key));
+		return add_gap(ctx->env, "identity.uid", tp_node_pos(pair->key));
 	}
 	ctx->env->has_gid = true;
 	ctx->env->gid = (uint32_t)id;
-	return add_gap(ctx, "identity.gid", pos_of(pair->key));
+	return add_gap(ctx->env, "identity.gid", tp_node_pos(pair->key));
 }
 
-static const struct schema_key identity_keys[] = {
-	KEY("tenant", check_identifier, false, 0),
-	KEY("run_id", check_identifier, false, 1),
-	KEY("uid", check_id, false, 0),
-	KEY("gid", check_id, false, 1),
+static const struct tp_schema_key identity_keys[] = {
+	TP_SCHEMA_KEY("tenant", check_identifier, false, 0),
+	TP_SCHEMA_KEY("run_id", check_identifier, false, 1),
+	TP_SCHEMA_KEY("uid", check_id, false, 0),
+	TP_SCHEMA_KEY("gid", check_id, false, 1),
 };
 
-static const struct schema_key resource_keys[] = {
-	KEY("cpu", check_limit, false, TP_LIMIT_CPU_MILLI),
-	KEY("memory_bytes", check_limit, false, TP_LIMIT_MEMORY_BYTES),
-	KEY("process_count", check_limit, false, TP_LIMIT_PROCESS_COUNT),
-	KEY("disk_bytes", check_limit, false, TP_LIMIT_DISK_BYTES),
-	KEY("open_files", check_limit, false, TP_LIMIT_OPEN_FILES),
-	KEY("output_bytes", check_limit, false, TP_LIMIT_OUTPUT_BYTES),
-	KEY("wall_clock", check_limit, false, TP_LIMIT_WALL_CLOCK_MS),
+static const struct tp_schema_key resource_keys[] = {
+	TP_SCHEMA_KEY("cpu", check_limit, false, TP_LIMIT_CPU_MILLI),
+	TP_SCHEMA_KEY("memory_bytes", check_limit, false, TP_LIMIT_MEMORY_BYTES),
+	TP_SCHEMA_KEY("process_count", check_limit, false, TP_LIMIT_PROCESS_COUNT),
+	TP_SCHEMA_KEY("disk_bytes", check_limit, false, TP_LIMIT_DISK_BYTES),
+	TP_SCHEMA_KEY("open_files", check_limit, false, TP_LIMIT_OPEN_FILES),
+	TP_SCHEMA_KEY("output_bytes", check_limit, false, TP_LIMIT_OUTPUT_BYTES),
+	TP_SCHEMA_KEY("wall_clock", check_limit, false, TP_LIMIT_WALL_CLOCK_MS),
 };
 
-static int check_lifetime(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_lifetime(struct tp_schema *schema, const struct tp_schema_key *key,
 			  const struct yt_pair *pair)
 {
 	static const char *const lifetimes[] = { "persistent", "one_run" };
-	int i = check_enum(ctx, key, pair->value, lifetimes, ARRAY_SIZE(lifetimes));
+	struct envelope_ctx *ctx = ctx_of(schema);
+	int i = tp_schema_check_enum(schema, key, pair->value, lifetimes, ARRAY_SIZE(lifetimes));
 
 	if (i < 0)
-		return enum_status(i);
+		return tp_schema_enum_status(i);
 	ctx->env->lifetime = (enum tp_lifetime)i;
 	if (i == TP_LIFETIME_PERSISTENT)
 		return 0;
-	return add_gap(ctx, "workspace_lifetime", pos_of(pair->key));
+	return add_gap(ctx->env, "workspace_lifetime", tp_node_pos(pair->key));
 }
-
-/*
- * Positions of artifacts.allow entries, for duplicate messages; indexed like
- * env->artifacts.  Freed at the end of parse_into().
- */
-static _Thread_local struct tp_pos *artifact_pos;
 
 static int artifact_compare(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int artifact_duplicate(struct schema_ctx *ctx, const void *later, const void *first)
+static int artifact_duplicate(struct tp_schema *schema, const void *later, const void *first)
 {
+	struct envelope_ctx *ctx = ctx_of(schema);
 	size_t l = (size_t)((char *const *)later - ctx->env->artifacts);
 	size_t f = (size_t)((char *const *)first - ctx->env->artifacts);
-
 	char buf[TP_EXCERPT_MAX];
 
-	return report_at(ctx, artifact_pos[l], "'%s' is listed twice in 'artifacts.allow' (first "
-			 "at line %u, column %u)", esc(buf, ctx->env->artifacts[l]), artifact_pos[f].line,
-			 artifact_pos[f].column);
+	return tp_schema_report_at(schema, ctx->artifact_pos[l],
+				   "'%s' is listed twice in 'artifacts.allow' (first at line %u, "
+				   "column %u)", esc(buf, ctx->env->artifacts[l]),
+				   ctx->artifact_pos[f].line, ctx->artifact_pos[f].column);
 }
 
-static int check_artifact_allow(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_artifact_allow(struct tp_schema *schema, const struct tp_schema_key *key,
 				const struct yt_pair *pair)
 {
+	struct envelope_ctx *ctx = ctx_of(schema);
 	const struct yt_node *value = pair->value;
 	struct tp_envelope *env = ctx->env;
-	int r = expect_kind(ctx, key, value, YT_SEQUENCE);
+	int r = tp_schema_expect_kind(schema, key, value, YT_SEQUENCE);
 
 	if (r <= 0)
 		return r;
 	env->artifacts = calloc(value->sequence.count + 1, sizeof(*env->artifacts));
-	free(artifact_pos);
-	artifact_pos = calloc(value->sequence.count + 1, sizeof(*artifact_pos));
-	if (!env->artifacts || !artifact_pos)
+	free(ctx->artifact_pos);
+	ctx->artifact_pos = calloc(value->sequence.count + 1, sizeof(*ctx->artifact_pos));
+	if (!env->artifacts || !ctx->artifact_pos)
 		return -ENOMEM;
 	for (size_t i = 0; i < value->sequence.count; i++) {
 		const struct yt_node *item = value->sequence.items[i];
 		struct tp_path_entry entry;
 		char *text = NULL;
 
-		r = parse_pattern(ctx, "artifacts.allow", item, TP_PATTERN_RELATIVE, &entry);
+		r = parse_pattern(schema, "artifacts.allow", item, TP_PATTERN_RELATIVE, &entry);
 		if (r < 0)
 			return r;
 		if (r == 0)
@@ -1300,21 +1096,23 @@ static int check_artifact_allow(struct schema_ctx *ctx, const struct schema_key 
 		free(entry.path);
 		if (r < 0)
 			return -ENOMEM;
-		artifact_pos[env->artifact_count] = pos_of(item);
+		ctx->artifact_pos[env->artifact_count] = tp_node_pos(item);
 		env->artifacts[env->artifact_count++] = text;
 	}
-	return find_duplicates(ctx, env->artifacts, env->artifact_count, sizeof(*env->artifacts),
-			       artifact_compare, artifact_duplicate);
+	return tp_schema_find_duplicates(schema, env->artifacts, env->artifact_count,
+					 sizeof(*env->artifacts), artifact_compare,
+					 artifact_duplicate, NULL);
 }
 
-static int check_flag(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_flag(struct tp_schema *schema, const struct tp_schema_key *key,
 		      const struct yt_pair *pair)
 {
+	struct envelope_ctx *ctx = ctx_of(schema);
 	struct tp_envelope *env = ctx->env;
 	bool value = false;
 	int r;
 
-	r = check_bool(ctx, key, pair->value, &value);
+	r = check_bool(schema, key, pair->value, &value);
 	if (r < 0)
 		return r;
 	switch (key->arg) {
@@ -1326,99 +1124,106 @@ static int check_flag(struct schema_ctx *ctx, const struct schema_key *key,
 		return 0;
 	case 2:
 		env->revoke_credentials = value;
-		return value ? add_gap(ctx, "cleanup.revoke_credentials", pos_of(pair->key)) : 0;
+		return value ? add_gap(env, "cleanup.revoke_credentials", tp_node_pos(pair->key)) : 0;
 	case 3:
 		if (!value && yt_scalar_equals(pair->value, "false"))
-			return report(ctx, pair->value,
-				      "'verify_process_tree' cannot be turned off: every run's "
-				      "cleanup is verified");
+			return tp_schema_report(schema, pair->value,
+						"'verify_process_tree' cannot be turned off: every "
+						"run's cleanup is verified");
 		return 0;
 	case 4:
 		env->audit_fail_closed = value;
-		return value ? add_gap(ctx, "audit.fail_closed", pos_of(pair->key)) : 0;
+		return value ? add_gap(env, "audit.fail_closed", tp_node_pos(pair->key)) : 0;
 	default:
 		env->audit_record_allowed = value;
 		return 0;
 	}
 }
 
-static const struct schema_key artifact_keys[] = {
-	KEY("allow", check_artifact_allow, false, 0),
-	KEY("scan", check_flag, false, 0),
-	KEY("hash", check_flag, false, 1),
+static const struct tp_schema_key artifact_keys[] = {
+	TP_SCHEMA_KEY("allow", check_artifact_allow, false, 0),
+	TP_SCHEMA_KEY("scan", check_flag, false, 0),
+	TP_SCHEMA_KEY("hash", check_flag, false, 1),
 };
 
-static int check_artifacts(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_artifacts(struct tp_schema *schema, const struct tp_schema_key *key,
 			   const struct yt_pair *pair)
 {
-	int r = check_submapping(ctx, key, pair);
+	struct envelope_ctx *ctx = ctx_of(schema);
+	int r = tp_schema_check_submapping(schema, key, pair);
 
 	if (r < 0)
 		return r;
 	if (pair->value->kind != YT_MAPPING || pair->value->mapping.count == 0)
 		return 0;
-	return add_gap(ctx, "artifacts", pos_of(pair->key));
+	return add_gap(ctx->env, "artifacts", tp_node_pos(pair->key));
 }
 
-static const struct schema_key cleanup_keys[] = {
-	KEY("lease", check_limit, false, TP_LIMIT_LEASE_MS),
-	KEY("revoke_credentials", check_flag, false, 2),
-	KEY("verify_process_tree", check_flag, false, 3),
+static const struct tp_schema_key cleanup_keys[] = {
+	TP_SCHEMA_KEY("lease", check_limit, false, TP_LIMIT_LEASE_MS),
+	TP_SCHEMA_KEY("revoke_credentials", check_flag, false, 2),
+	TP_SCHEMA_KEY("verify_process_tree", check_flag, false, 3),
 };
 
-static int check_sink(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_sink(struct tp_schema *schema, const struct tp_schema_key *key,
 		      const struct yt_pair *pair)
 {
-	ctx->audit_sink_pos = pos_of(pair->value);
+	struct envelope_ctx *ctx = ctx_of(schema);
+
+	ctx->audit_sink_pos = tp_node_pos(pair->value);
 	if (yt_scalar_equals(pair->value, "stderr")) {
 		free(TAKE_PTR(ctx->env->audit_sink));
 		return 0;
 	}
 	if (pair->value->kind == YT_SCALAR && !pair->value->scalar.is_null &&
 	    pair->value->scalar.len && pair->value->scalar.text[0] != '/')
-		return report(ctx, pair->value,
-			      "'sink' must be 'stderr' or an absolute path to a JSON Lines file");
-	return parse_absolute(ctx, key, pair->value, &ctx->env->audit_sink) < 0 ? -ENOMEM : 0;
+		return tp_schema_report(schema, pair->value,
+					"'sink' must be 'stderr' or an absolute path to a JSON "
+					"Lines file");
+	return parse_absolute(schema, key, pair->value, &ctx->env->audit_sink) < 0 ? -ENOMEM : 0;
 }
 
-static const struct schema_key audit_keys[] = {
-	KEY("sink", check_sink, false, 0),
-	KEY("fail_closed", check_flag, false, 4),
-	KEY("record_allowed", check_flag, false, 5),
+static const struct tp_schema_key audit_keys[] = {
+	TP_SCHEMA_KEY("sink", check_sink, false, 0),
+	TP_SCHEMA_KEY("fail_closed", check_flag, false, 4),
+	TP_SCHEMA_KEY("record_allowed", check_flag, false, 5),
 };
 
-static int check_mode(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_mode(struct tp_schema *schema, const struct tp_schema_key *key,
 		      const struct yt_pair *pair)
 {
 	static const char *const modes[] = { "enforce", "audit" };
-	int i = check_enum(ctx, key, pair->value, modes, ARRAY_SIZE(modes));
+	int i = tp_schema_check_enum(schema, key, pair->value, modes, ARRAY_SIZE(modes));
 
 	if (i < 0)
-		return enum_status(i);
+		return tp_schema_enum_status(i);
 	if (i == TP_MODE_AUDIT)
-		return report(ctx, pair->value,
-			      "'mode: audit' is not supported by this version: runs always enforce");
+		return tp_schema_report(schema, pair->value,
+					"'mode: audit' is not supported by this version: runs "
+					"always enforce");
 	return 0;
 }
 
-static int check_image_digest(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_image_digest(struct tp_schema *schema, const struct tp_schema_key *key,
 			      const struct yt_pair *pair)
 {
+	struct envelope_ctx *ctx = ctx_of(schema);
 	struct tp_envelope *env = ctx->env;
-	int r = check_digest(ctx, key, pair->value, env->image_digest, &env->has_image_digest);
+	int r = check_digest(schema, key, pair->value, env->image_digest, &env->has_image_digest);
 
 	if (r < 0 || !env->has_image_digest)
 		return r;
-	return add_gap(ctx, "image_digest", pos_of(pair->key));
+	return add_gap(env, "image_digest", tp_node_pos(pair->key));
 }
 
-static int check_acknowledged(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_acknowledged(struct tp_schema *schema, const struct tp_schema_key *key,
 			      const struct yt_pair *pair)
 {
+	struct envelope_ctx *ctx = ctx_of(schema);
 	const struct yt_node *value = pair->value;
 	struct tp_envelope *env = ctx->env;
 	char excerpt[TP_EXCERPT_MAX];
-	int r = expect_kind(ctx, key, value, YT_SEQUENCE);
+	int r = tp_schema_expect_kind(schema, key, value, YT_SEQUENCE);
 
 	if (r <= 0)
 		return r;
@@ -1436,12 +1241,15 @@ static int check_acknowledged(struct schema_ctx *ctx, const struct schema_key *k
 			info = tp_field_find(item->scalar.text);
 		if (!info || !info->restricts || info->status != TP_NOT_ENFORCED) {
 			if (item->kind == YT_SCALAR)
-				r = report(ctx, item, "'%s' is not a field this version leaves "
-					   "unenforced; the names are listed in docs/envelope.md",
-					   tp_excerpt(excerpt, item->scalar.text, item->scalar.len));
+				r = tp_schema_report(schema, item, "'%s' is not a field this "
+						     "version leaves unenforced; the names are "
+						     "listed in docs/envelope.md",
+						     tp_excerpt(excerpt, item->scalar.text,
+								item->scalar.len));
 			else
-				r = report(ctx, item, "entries of 'acknowledge_unenforced' must be "
-					   "field names, got %s", yt_node_describe(item));
+				r = tp_schema_report(schema, item,
+						     "entries of 'acknowledge_unenforced' must be "
+						     "field names, got %s", yt_node_describe(item));
 			if (r < 0)
 				return r;
 			continue;
@@ -1449,7 +1257,8 @@ static int check_acknowledged(struct schema_ctx *ctx, const struct schema_key *k
 		for (size_t j = 0; j < env->acknowledged_count && !duplicate; j++)
 			duplicate = strcmp(env->acknowledged[j], info->field) == 0;
 		if (duplicate) {
-			r = report(ctx, item, "'%s' is acknowledged twice", info->field);
+			r = tp_schema_report(schema, item, "'%s' is acknowledged twice",
+					     info->field);
 			if (r < 0)
 				return r;
 			continue;
@@ -1457,46 +1266,54 @@ static int check_acknowledged(struct schema_ctx *ctx, const struct schema_key *k
 		env->acknowledged[env->acknowledged_count] = strdup(info->field);
 		if (!env->acknowledged[env->acknowledged_count])
 			return -ENOMEM;
-		env->acknowledged_pos[env->acknowledged_count++] = pos_of(item);
+		env->acknowledged_pos[env->acknowledged_count++] = tp_node_pos(item);
 	}
 	return 0;
 }
 
-static const struct schema_key sandbox_keys[] = {
-	KEY("mode", check_mode, false, 0),
-	KEY("image_digest", check_image_digest, false, 0),
-	KEY("runtime_revision", check_revision, false, 0),
-	SUBMAPPING("identity", check_submapping, false, identity_keys, "sandbox.identity"),
-	SUBMAPPING("filesystem", check_submapping, true, filesystem_keys, "sandbox.filesystem"),
-	SUBMAPPING("network_egress", check_submapping, false, network_keys,
-		   "sandbox.network_egress"),
-	SUBMAPPING("resources", check_submapping, false, resource_keys, "sandbox.resources"),
-	KEY("workspace_lifetime", check_lifetime, false, 0),
-	SUBMAPPING("artifacts", check_artifacts, false, artifact_keys, "sandbox.artifacts"),
-	SUBMAPPING("cleanup", check_submapping, false, cleanup_keys, "sandbox.cleanup"),
-	SUBMAPPING("audit", check_submapping, false, audit_keys, "sandbox.audit"),
-	KEY("acknowledge_unenforced", check_acknowledged, false, 0),
+static const struct tp_schema_key sandbox_keys[] = {
+	TP_SCHEMA_KEY("mode", check_mode, false, 0),
+	TP_SCHEMA_KEY("image_digest", check_image_digest, false, 0),
+	TP_SCHEMA_KEY("runtime_revision", check_revision, false, 0),
+	TP_SCHEMA_SUBMAPPING("identity", tp_schema_check_submapping, false, identity_keys,
+			     "sandbox.identity"),
+	TP_SCHEMA_SUBMAPPING("filesystem", tp_schema_check_submapping, true, filesystem_keys,
+			     "sandbox.filesystem"),
+	TP_SCHEMA_SUBMAPPING("network_egress", tp_schema_check_submapping, false, network_keys,
+			     "sandbox.network_egress"),
+	TP_SCHEMA_SUBMAPPING("resources", tp_schema_check_submapping, false, resource_keys,
+			     "sandbox.resources"),
+	TP_SCHEMA_KEY("workspace_lifetime", check_lifetime, false, 0),
+	TP_SCHEMA_SUBMAPPING("artifacts", check_artifacts, false, artifact_keys,
+			     "sandbox.artifacts"),
+	TP_SCHEMA_SUBMAPPING("cleanup", tp_schema_check_submapping, false, cleanup_keys,
+			     "sandbox.cleanup"),
+	TP_SCHEMA_SUBMAPPING("audit", tp_schema_check_submapping, false, audit_keys,
+			     "sandbox.audit"),
+	TP_SCHEMA_KEY("acknowledge_unenforced", check_acknowledged, false, 0),
 };
 
-static int check_sandbox(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_sandbox(struct tp_schema *schema, const struct tp_schema_key *key,
 			 const struct yt_pair *pair)
 {
-	ctx->env->sandbox_pos = pos_of(pair->key);
-	return check_submapping(ctx, key, pair);
+	struct envelope_ctx *ctx = ctx_of(schema);
+
+	ctx->env->sandbox_pos = tp_node_pos(pair->key);
+	return tp_schema_check_submapping(schema, key, pair);
 }
 
-static int check_version(struct schema_ctx *ctx, const struct schema_key *key,
+static int check_version(struct tp_schema *schema, const struct tp_schema_key *key,
 			 const struct yt_pair *pair)
 {
 	if (yt_scalar_equals(pair->value, "1"))
 		return 0;
-	return report(ctx, pair->value, "'version' must be 1, the only schema version this "
-		      "tether reads");
+	return tp_schema_report(schema, pair->value,
+				"'version' must be 1, the only schema version this tether reads");
 }
 
-static const struct schema_key top_keys[] = {
-	KEY("version", check_version, false, 0),
-	SUBMAPPING("sandbox", check_sandbox, true, sandbox_keys, "sandbox"),
+static const struct tp_schema_key top_keys[] = {
+	TP_SCHEMA_KEY("version", check_version, false, 0),
+	TP_SCHEMA_SUBMAPPING("sandbox", check_sandbox, true, sandbox_keys, "sandbox"),
 };
 
 /* ---- whole-envelope checks --------------------------------------------- */
@@ -1574,8 +1391,9 @@ static const char *writable_cover(const char **sorted, size_t count, const char 
  * directory out of its rule), and the audit sink (the run could rewrite its
  * own record).
  */
-static int check_writable(struct schema_ctx *ctx, const struct resolved *items, size_t count)
+static int check_writable(struct envelope_ctx *ctx, const struct resolved *items, size_t count)
 {
+	struct tp_schema *schema = &ctx->schema;
 	const struct tp_envelope *env = ctx->env;
 	_cleanup_free_ const char **writable = calloc(count + 1, sizeof(*writable));
 	char buf[TP_EXCERPT_MAX], buf2[TP_EXCERPT_MAX];
@@ -1591,15 +1409,18 @@ static int check_writable(struct schema_ctx *ctx, const struct resolved *items, 
 			continue;
 		writable[n++] = it->path;
 		if (strcmp(it->path, "/") == 0)
-			r = report_at(ctx, it->entry->pos, "'%s' in '%s' would make the whole file "
-				      "system writable", esc(buf, it->entry->path),
-				      path_list_names[it->list]);
+			r = tp_schema_report_at(schema, it->entry->pos,
+						"'%s' in '%s' would make the whole file system "
+						"writable", esc(buf, it->entry->path),
+						path_list_names[it->list]);
 		for (size_t k = 0; k < ARRAY_SIZE(kernel_trees) && r >= 0; k++)
 			if (path_within(it->path, kernel_trees[k]))
-				r = report_at(ctx, it->entry->pos, "'%s' in '%s' is in %s: files there "
-					      "are kernel interfaces (sysctls, cgroups, devices), never "
-					      "writable by a run", esc(buf, it->path),
-					      path_list_names[it->list], kernel_trees[k]);
+				r = tp_schema_report_at(schema, it->entry->pos,
+							"'%s' in '%s' is in %s: files there are "
+							"kernel interfaces (sysctls, cgroups, "
+							"devices), never writable by a run",
+							esc(buf, it->path),
+							path_list_names[it->list], kernel_trees[k]);
 	}
 	qsort(writable, n, sizeof(*writable), string_ptr_compare);
 	for (size_t i = 0; i < count && r >= 0; i++) {
@@ -1609,14 +1430,17 @@ static int check_writable(struct schema_ctx *ctx, const struct resolved *items, 
 			continue;
 		cover = writable_cover(writable, n, items[i].path);
 		if (cover && strcmp(cover, items[i].path) == 0)
-			r = report_at(ctx, items[i].entry->pos, "conflicting rules: input '%s' is "
-				      "read-only, but a write grant names it too",
-				      esc(buf, items[i].path));
+			r = tp_schema_report_at(schema, items[i].entry->pos,
+						"conflicting rules: input '%s' is read-only, but a "
+						"write grant names it too",
+						esc(buf, items[i].path));
 		else if (cover)
-			r = report_at(ctx, items[i].entry->pos, "input '%s' is inside '%s', which the "
-				      "run may write: an input is read-only, and the run could rename "
-				      "it out of its rule; keep inputs outside writable paths",
-				      esc(buf, items[i].path), esc(buf2, cover));
+			r = tp_schema_report_at(schema, items[i].entry->pos,
+						"input '%s' is inside '%s', which the run may "
+						"write: an input is read-only, and the run could "
+						"rename it out of its rule; keep inputs outside "
+						"writable paths", esc(buf, items[i].path),
+						esc(buf2, cover));
 	}
 	if (r >= 0 && env->audit_sink) {
 		const char *cover = writable_cover(writable, n, env->audit_sink);
@@ -1625,23 +1449,27 @@ static int check_writable(struct schema_ctx *ctx, const struct resolved *items, 
 		for (size_t k = 0; k < ARRAY_SIZE(kernel_trees); k++)
 			kernel |= path_within(env->audit_sink, kernel_trees[k]);
 		if (path_within(env->audit_sink, env->workspace_path))
-			r = report_at(ctx, ctx->audit_sink_pos, "the audit sink '%s' is inside the "
-				      "workspace, where the run could rewrite its own record",
-				      esc(buf, env->audit_sink));
+			r = tp_schema_report_at(schema, ctx->audit_sink_pos,
+						"the audit sink '%s' is inside the workspace, "
+						"where the run could rewrite its own record",
+						esc(buf, env->audit_sink));
 		else if (cover)
-			r = report_at(ctx, ctx->audit_sink_pos, "the audit sink '%s' is inside '%s', "
-				      "which the run may write: it could rewrite its own record",
-				      esc(buf, env->audit_sink), esc(buf2, cover));
+			r = tp_schema_report_at(schema, ctx->audit_sink_pos,
+						"the audit sink '%s' is inside '%s', which the run "
+						"may write: it could rewrite its own record",
+						esc(buf, env->audit_sink), esc(buf2, cover));
 		else if (kernel)
-			r = report_at(ctx, ctx->audit_sink_pos, "the audit sink '%s' is not a file: "
-				      "write the record to a regular file (or stderr)",
-				      esc(buf, env->audit_sink));
+			r = tp_schema_report_at(schema, ctx->audit_sink_pos,
+						"the audit sink '%s' is not a file: write the "
+						"record to a regular file (or stderr)",
+						esc(buf, env->audit_sink));
 	}
 	return r;
 }
 
-static int check_paths(struct schema_ctx *ctx)
+static int check_paths(struct envelope_ctx *ctx)
 {
+	struct tp_schema *schema = &ctx->schema;
 	struct tp_envelope *env = ctx->env;
 	_cleanup_free_ struct tp_path_entry *builtin = NULL;
 	char buf[TP_EXCERPT_MAX];
@@ -1687,15 +1515,17 @@ static int check_paths(struct schema_ctx *ctx)
 				break;
 			}
 			if (strlen(abs) > PATH_RULE_MAX_BYTES) {
-				r = report_at(ctx, e->pos, "'%s' in '%s' is %zu bytes long once "
-					      "joined to the workspace, over the %d bytes a kernel "
-					      "path rule holds", esc(buf, e->path), path_list_names[l],
-					      strlen(abs), PATH_RULE_MAX_BYTES);
+				r = tp_schema_report_at(schema, e->pos,
+							"'%s' in '%s' is %zu bytes long once "
+							"joined to the workspace, over the %d "
+							"bytes a kernel path rule holds",
+							esc(buf, e->path), path_list_names[l],
+							strlen(abs), PATH_RULE_MAX_BYTES);
 				free(abs);
 				continue;
 			}
 			if (e->kind == TP_PATH_EXACT && l != 3 && e->pos.line)
-				r = add_gap(ctx, "filesystem.exact_paths", e->pos);
+				r = add_gap(env, "filesystem.exact_paths", e->pos);
 			items[count++] = (struct resolved){ abs, e->kind, l, e };
 		}
 	}
@@ -1711,16 +1541,16 @@ static int check_paths(struct schema_ctx *ctx)
 			continue;
 		}
 		if (a->kind != b->kind)
-			r = report_at(ctx, b->entry->pos,
-				      "'%s' is given both as an exact path and as a subtree "
-				      "('%s' and '%s'); this version cannot tell them apart",
-				      esc(buf, a->path), path_list_names[a->list],
-				      path_list_names[b->list]);
+			r = tp_schema_report_at(schema, b->entry->pos,
+						"'%s' is given both as an exact path and as a "
+						"subtree ('%s' and '%s'); this version cannot tell "
+						"them apart", esc(buf, a->path),
+						path_list_names[a->list], path_list_names[b->list]);
 		else if (a_deny != b_deny)
-			r = report_at(ctx, b->entry->pos,
-				      "conflicting rules: '%s' is both granted ('%s') and denied "
-				      "('filesystem.deny')",
-				      esc(buf, a->path), path_list_names[a_deny ? b->list : a->list]);
+			r = tp_schema_report_at(schema, b->entry->pos,
+						"conflicting rules: '%s' is both granted ('%s') "
+						"and denied ('filesystem.deny')", esc(buf, a->path),
+						path_list_names[a_deny ? b->list : a->list]);
 	}
 	if (r >= 0)
 		r = check_writable(ctx, items, count);
@@ -1728,8 +1558,9 @@ static int check_paths(struct schema_ctx *ctx)
 	return r < 0 ? r : 0;
 }
 
-static int check_whole(struct schema_ctx *ctx)
+static int check_whole(struct envelope_ctx *ctx)
 {
+	struct tp_schema *schema = &ctx->schema;
 	struct tp_envelope *env = ctx->env;
 	struct tp_pos sandbox = env->sandbox_pos;
 	char buf[TP_EXCERPT_MAX];
@@ -1745,8 +1576,10 @@ static int check_whole(struct schema_ctx *ctx)
 		return r;
 	for (size_t i = 0; i < env->input_count; i++) {
 		if (path_within(env->workspace_path, env->inputs[i].path)) {
-			r = report_at(ctx, env->inputs[i].pos, "input '%s' contains the workspace: "
-				      "the workspace would be read-only", esc(buf, env->inputs[i].path));
+			r = tp_schema_report_at(schema, env->inputs[i].pos,
+						"input '%s' contains the workspace: the workspace "
+						"would be read-only",
+						esc(buf, env->inputs[i].path));
 			if (r < 0)
 				return r;
 		}
@@ -1755,17 +1588,17 @@ static int check_whole(struct schema_ctx *ctx)
 	/* gid defaults to uid: the default restricts as much as a written gid. */
 	for (size_t i = 0; i < env->gap_count && env->has_uid && !env->has_gid; i++) {
 		if (strcmp(env->gaps[i].field, "identity.uid") == 0) {
-			r = add_gap(ctx, "identity.gid", env->gaps[i].pos);
+			r = add_gap(env, "identity.gid", env->gaps[i].pos);
 			if (r < 0)
 				return r;
 			break;
 		}
 	}
 	/* Restricting defaults: exec confinement (W^X) and default-deny egress. */
-	r = add_gap(ctx, "filesystem.exec", sandbox);
+	r = add_gap(env, "filesystem.exec", sandbox);
 	if (r < 0)
 		return r;
-	r = add_gap(ctx, "network_egress.default",
+	r = add_gap(env, "network_egress.default",
 		    ctx->network_default_pos.line ? ctx->network_default_pos : sandbox);
 	if (r < 0)
 		return r;
@@ -1775,7 +1608,7 @@ static int check_whole(struct schema_ctx *ctx)
 	 * with a typo would otherwise also list every gap of the keys that were
 	 * lost to it, burying the real error.
 	 */
-	for (size_t i = 0; i < env->gap_count && ctx->diags->count == ctx->first_diag; i++) {
+	for (size_t i = 0; i < env->gap_count && schema->diags->count == ctx->first_diag; i++) {
 		const struct tp_gap *gap = &env->gaps[i];
 		bool acknowledged = false;
 
@@ -1783,9 +1616,10 @@ static int check_whole(struct schema_ctx *ctx)
 			acknowledged = strcmp(env->acknowledged[j], gap->field) == 0;
 		if (acknowledged)
 			continue;
-		r = report_at(ctx, gap->pos, "'%s' is not enforced by this version (%s); to run "
-			      "without it, list '%s' under 'acknowledge_unenforced'",
-			      gap->field, gap->why, gap->field);
+		r = tp_schema_report_at(schema, gap->pos,
+					"'%s' is not enforced by this version (%s); to run without "
+					"it, list '%s' under 'acknowledge_unenforced'", gap->field,
+					gap->why, gap->field);
 		if (r < 0)
 			return r;
 	}
@@ -1793,20 +1627,14 @@ static int check_whole(struct schema_ctx *ctx)
 }
 
 /* `root` is NULL for a stream without a document. */
-static int check_envelope(struct schema_ctx *ctx, const struct yt_node *root)
+static int check_envelope(struct envelope_ctx *ctx, const struct yt_node *root)
 {
-	static const char empty[] = "empty envelope: expected a mapping with key 'sandbox'";
-	int r;
+	int r = tp_schema_check_document(&ctx->schema, root,
+					 "empty envelope: expected a mapping with key 'sandbox'",
+					 "the envelope must be a mapping with key 'sandbox'",
+					 top_keys, ARRAY_SIZE(top_keys));
 
-	if (!root)
-		return tp_diags_add(ctx->diags, ctx->name, 1, 1, "%s", empty);
-	if (root->kind == YT_SCALAR && root->scalar.is_null)
-		return report(ctx, root, "%s", empty);
-	if (root->kind != YT_MAPPING)
-		return report(ctx, root, "the envelope must be a mapping with key 'sandbox', got %s",
-			      yt_node_describe(root));
-	r = check_mapping(ctx, NULL, root, root, top_keys, ARRAY_SIZE(top_keys));
-	if (r < 0)
+	if (r <= 0)
 		return r;
 	return check_whole(ctx);
 }
@@ -1849,16 +1677,6 @@ static void tp_envelope_freep(struct tp_envelope **env)
 	tp_envelope_free(*env);
 }
 
-static void yt_node_freep(struct yt_node **node)
-{
-	yt_node_free(*node);
-}
-
-static void tp_diags_freep(struct tp_diags *diags)
-{
-	tp_diags_free(diags);
-}
-
 /* The defaults of every optional key (docs/envelope.md). */
 static int envelope_defaults(struct tp_envelope *env)
 {
@@ -1882,34 +1700,17 @@ static int envelope_defaults(struct tp_envelope *env)
 	return 0;
 }
 
-static int parse_into(const char *name, const char *data, size_t len,
-		      struct tp_envelope **out, struct tp_diags *diags)
+/* A tp_schema_parse_fn: `out` is a struct tp_envelope **. */
+static int parse_into(const char *name, const char *data, size_t len, void *out,
+		      struct tp_diags *diags)
 {
 	_cleanup_(tp_envelope_freep) struct tp_envelope *env = NULL;
 	_cleanup_(yt_node_freep) struct yt_node *root = NULL;
-	struct schema_ctx ctx;
+	struct envelope_ctx ctx;
 	size_t first = diags->count;
-	const char *nul;
 	int r;
 
-	if (len > TP_ENVELOPE_MAX_BYTES) {
-		r = tp_diags_add(diags, name, 0, 0,
-				 "the envelope is %zu bytes, over the limit of %u bytes",
-				 len, TP_ENVELOPE_MAX_BYTES);
-		return r < 0 ? r : -EFBIG;
-	}
-	/* libyaml takes NUL for the end of input in places; YAML text never holds one. */
-	nul = memchr(data, '\0', len);
-	if (nul) {
-		unsigned int line, column;
-
-		tp_text_position(data, (size_t)(nul - data), &line, &column);
-		r = tp_diags_add(diags, name, line, column,
-				 "NUL byte in the envelope: YAML text cannot contain one");
-		return r < 0 ? r : -EINVAL;
-	}
-
-	r = yt_parse(name, data, len, &root, diags);
+	r = tp_schema_load(name, "envelope", data, len, TP_ENVELOPE_MAX_BYTES, &root, diags);
 	if (r < 0)
 		return r;
 
@@ -1919,50 +1720,26 @@ static int parse_into(const char *name, const char *data, size_t len,
 	r = envelope_defaults(env);
 	if (r < 0)
 		return r;
-	ctx = (struct schema_ctx){ .name = name, .diags = diags, .env = env, .first_diag = first };
+	ctx = (struct envelope_ctx){ .schema = { name, diags }, .env = env, .first_diag = first };
 	r = check_envelope(&ctx, root);
-	free(TAKE_PTR(artifact_pos));
+	free(TAKE_PTR(ctx.artifact_pos));
 	if (r < 0)
 		return r;
 	if (diags->count > first)
 		return -EINVAL;
 
-	*out = TAKE_PTR(env);
+	*(struct tp_envelope **)out = TAKE_PTR(env);
 	return 0;
 }
 
 int tp_envelope_parse(const char *name, const char *data, size_t len,
 		      struct tp_envelope **out, struct tp_diags *diags)
 {
-	/* Without a caller's list we still need one to know whether anything failed. */
-	_cleanup_(tp_diags_freep) struct tp_diags scratch = { 0 };
-	struct tp_diags *list = diags ? diags : &scratch;
-	size_t first = list->count;
-	int r, s;
-
-	if ((!data && len) || !out)
-		return -EINVAL;
-	if (!name)
-		name = "<input>";
-
-	r = parse_into(name, data ? data : "", len, out, list);
-	s = tp_diags_sort_from(list, first);
-	return r < 0 ? r : s;
+	return tp_schema_parse(name, data, len, parse_into, out, diags);
 }
 
 int tp_envelope_parse_file(const char *path, struct tp_envelope **out,
 			   struct tp_diags *diags)
 {
-	_cleanup_(tp_diags_freep) struct tp_diags scratch = { 0 };
-	struct tp_diags *list = diags ? diags : &scratch;
-	_cleanup_free_ char *data = NULL;
-	size_t len = 0;
-	int r;
-
-	if (!path || !out)
-		return -EINVAL;
-	r = tp_file_read(path, TP_ENVELOPE_MAX_BYTES, &data, &len, list);
-	if (r < 0)
-		return r;
-	return tp_envelope_parse(path, data, len, out, list);
+	return tp_schema_parse_file(path, TP_ENVELOPE_MAX_BYTES, parse_into, out, diags);
 }
