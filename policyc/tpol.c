@@ -110,14 +110,6 @@ static const char *const tpol_section_names[TPOL_SECTION_LAST + 1] = {
 	[TPOL_AUDIT] = "audit",		[TPOL_GAPS] = "gaps",
 };
 
-/* Smallest encoded size of one list element: caps a count before allocating. */
-#define TPOL_STR_MIN 4
-#define TPOL_PATH_RULE_MIN (TPOL_STR_MIN + 4 + 4)
-#define TPOL_INPUT_MIN (TPOL_STR_MIN + 1 + 32)
-#define TPOL_NET_RULE_BYTES (16 + 1 + 1 + 2 + 2)
-#define TPOL_HOST_RULE_MIN (TPOL_STR_MIN + 1 + 2 + 2)
-#define TPOL_ENDPOINT_BYTES (16 + 2)
-
 static int set_why(char *why, size_t why_len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -630,8 +622,12 @@ static int policy_check(const struct tp_policy *p, char *why, size_t why_len)
 	return r;
 }
 
-/* ---- encoding ---------------------------------------------------------- */
+/* ---- writing and reading bytes ----------------------------------------- */
 
+/*
+ * Both sides keep their first error and turn every later call into a no-op,
+ * so a section reads as its layout, one call per field, and is checked once.
+ */
 struct writer {
 	uint8_t *data;
 	size_t len, cap;
@@ -665,39 +661,48 @@ static void put_bytes(struct writer *w, const void *src, size_t n)
 	w->len += n;
 }
 
+static void store_le(uint8_t *b, uint64_t v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t load_le(const uint8_t *b, size_t n)
+{
+	uint64_t v = 0;
+
+	for (size_t i = n; i > 0; i--)
+		v = v << 8 | b[i - 1];
+	return v;
+}
+
+/* An n-byte little-endian integer, n <= 8. */
+static void put_le(struct writer *w, uint64_t v, size_t n)
+{
+	uint8_t b[8];
+
+	store_le(b, v, n);
+	put_bytes(w, b, n);
+}
+
 static void put_u8(struct writer *w, uint8_t v)
 {
-	put_bytes(w, &v, 1);
+	put_le(w, v, 1);
 }
 
 static void put_u16(struct writer *w, uint16_t v)
 {
-	uint8_t b[2] = { (uint8_t)v, (uint8_t)(v >> 8) };
-
-	put_bytes(w, b, sizeof(b));
-}
-
-static void store_le32(uint8_t *b, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		b[i] = (uint8_t)(v >> (8 * i));
+	put_le(w, v, 2);
 }
 
 static void put_u32(struct writer *w, uint32_t v)
 {
-	uint8_t b[4];
-
-	store_le32(b, v);
-	put_bytes(w, b, sizeof(b));
+	put_le(w, v, 4);
 }
 
 static void put_u64(struct writer *w, uint64_t v)
 {
-	uint8_t b[8];
-
-	for (int i = 0; i < 8; i++)
-		b[i] = (uint8_t)(v >> (8 * i));
-	put_bytes(w, b, sizeof(b));
+	put_le(w, v, 8);
 }
 
 /* Lengths were checked by policy_check(): every string is far below 4 GiB. */
@@ -716,12 +721,387 @@ static void put_ostr(struct writer *w, const char *s)
 		put_str(w, s);
 }
 
-static void put_strv(struct writer *w, char *const *strv, size_t count)
+struct reader {
+	const uint8_t *data;
+	size_t len;		/* of the whole input */
+	size_t pos;
+	size_t end;		/* of the current section's body */
+	const char *section;
+	char *why;
+	size_t why_len;
+	int error;		/* the first failure: -EINVAL (with a reason) or -ENOMEM */
+};
+
+static int fail(struct reader *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * "byte 40: section path_rules: ...": where, in which section, and what.
+ * Only the first failure is recorded; it is the one that explains the input.
+ */
+static int fail(struct reader *rd, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (rd->error)
+		return rd->error;
+	rd->error = -EINVAL;
+	if (!rd->why || !rd->why_len)
+		return -EINVAL;
+	n = snprintf(rd->why, rd->why_len, "byte %zu: section %s: ", rd->pos, rd->section);
+	if (n >= 0 && (size_t)n < rd->why_len) {
+		va_start(ap, fmt);
+		vsnprintf(rd->why + n, rd->why_len - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/*
+ * Whether `n` more bytes are in the section; records a failure when not.
+ * `what` and `index` (SIZE_MAX: none) name the field in messages.
+ */
+static bool need(struct reader *rd, size_t n, const char *what, size_t index)
+{
+	if (rd->error)
+		return false;
+	if (n <= rd->end - rd->pos)
+		return true;
+	if (index == SIZE_MAX)
+		fail(rd, "truncated in %s (%zu bytes needed, %zu left)", what, n,
+		     rd->end - rd->pos);
+	else
+		fail(rd, "truncated in %s[%zu] (%zu bytes needed, %zu left)", what, index, n,
+		     rd->end - rd->pos);
+	return false;
+}
+
+/* The next `n` bytes, consumed; NULL once the reader has failed. */
+static const uint8_t *take(struct reader *rd, size_t n, const char *what, size_t index)
+{
+	const uint8_t *bytes;
+
+	if (!need(rd, n, what, index))
+		return NULL;
+	bytes = rd->data + rd->pos;
+	rd->pos += n;
+	return bytes;
+}
+
+/* The getters write their output only on success: fields stay zeroed otherwise. */
+static void get_bytes(struct reader *rd, void *dst, size_t n, const char *what, size_t index)
+{
+	const uint8_t *b = take(rd, n, what, index);
+
+	if (b)
+		memcpy(dst, b, n);
+}
+
+static void get_u8(struct reader *rd, uint8_t *v, const char *what, size_t index)
+{
+	const uint8_t *b = take(rd, 1, what, index);
+
+	if (b)
+		*v = b[0];
+}
+
+static void get_bool(struct reader *rd, bool *v, const char *what, size_t index)
+{
+	const uint8_t *b = take(rd, 1, what, index);
+
+	if (!b)
+		return;
+	if (b[0] > 1) {
+		rd->pos--;
+		fail(rd, "%s: %u is not a boolean (0 or 1)", what, b[0]);
+		return;
+	}
+	*v = b[0];
+}
+
+static void get_u16(struct reader *rd, uint16_t *v, const char *what, size_t index)
+{
+	const uint8_t *b = take(rd, 2, what, index);
+
+	if (b)
+		*v = (uint16_t)load_le(b, 2);
+}
+
+static void get_u32(struct reader *rd, uint32_t *v, const char *what, size_t index)
+{
+	const uint8_t *b = take(rd, 4, what, index);
+
+	if (b)
+		*v = (uint32_t)load_le(b, 4);
+}
+
+static void get_u64(struct reader *rd, uint64_t *v, const char *what, size_t index)
+{
+	const uint8_t *b = take(rd, 8, what, index);
+
+	if (b)
+		*v = load_le(b, 8);
+}
+
+/*
+ * A str of at most `max` bytes, NUL-free.  The length is checked against
+ * `max` and the bytes left before anything is allocated.
+ */
+static void get_str(struct reader *rd, char **out, size_t max, const char *what, size_t index)
+{
+	uint32_t len = 0;
+	char *s;
+
+	get_u32(rd, &len, what, index);
+	if (rd->error)
+		return;
+	if (len > max) {
+		rd->pos -= 4;
+		fail(rd, "%s: length %u exceeds %zu", what, len, max);
+		return;
+	}
+	if (!need(rd, len, what, index))
+		return;
+	if (memchr(rd->data + rd->pos, '\0', len)) {
+		fail(rd, "%s: contains a NUL byte", what);
+		return;
+	}
+	s = malloc((size_t)len + 1);
+	if (!s) {
+		rd->error = -ENOMEM;
+		return;
+	}
+	memcpy(s, rd->data + rd->pos, len);
+	s[len] = '\0';
+	rd->pos += len;
+	*out = s;
+}
+
+static void get_ostr(struct reader *rd, char **out, size_t max, const char *what)
+{
+	bool present = false;
+
+	get_bool(rd, &present, what, SIZE_MAX);
+	if (present)
+		get_str(rd, out, max, what, SIZE_MAX);
+}
+
+/* ---- lists ------------------------------------------------------------- */
+
+/*
+ * A list is a u32 count and that many entries of one record type, which
+ * `put` and `get` write and read.  `min_bytes`, the smallest encoding of one
+ * entry, caps a decoded count by the bytes left before anything is
+ * allocated, so a forged count cannot make us allocate more than a small
+ * multiple of the input's size.
+ */
+struct list_format {
+	const char *what;		/* the list's name in messages: "path_rules[3]" */
+	size_t item_size;		/* of one entry in memory */
+	size_t min_bytes;
+	size_t str_max;			/* the longest str an entry holds */
+	void (*put)(struct writer *w, const void *item);
+	void (*get)(struct reader *rd, void *item, const struct list_format *list, size_t i);
+};
+
+#define TPOL_STR_MIN 4
+
+static void put_list(struct writer *w, const struct list_format *list, const void *items,
+		     size_t count)
 {
 	put_u32(w, (uint32_t)count);
-	for (size_t i = 0; i < count; i++)
-		put_str(w, strv[i]);
+	for (size_t i = 0; !w->error && i < count; i++)
+		list->put(w, (const uint8_t *)items + i * list->item_size);
 }
+
+/*
+ * Returns the zeroed array and sets *count once it is allocated, so that on
+ * failure tp_policy_free() releases the entries read so far.
+ */
+static void *get_list(struct reader *rd, const struct list_format *list, size_t *count)
+{
+	uint8_t *items = NULL;
+	uint32_t n = 0;
+
+	get_u32(rd, &n, list->what, SIZE_MAX);
+	if (rd->error || n == 0)
+		return NULL;
+	if (n > (rd->end - rd->pos) / list->min_bytes) {
+		fail(rd, "%s: %u entries cannot fit in the %zu bytes left", list->what, n,
+		     rd->end - rd->pos);
+		return NULL;
+	}
+	items = calloc(n, list->item_size);
+	if (!items) {
+		rd->error = -ENOMEM;
+		return NULL;
+	}
+	*count = n;
+	for (size_t i = 0; !rd->error && i < n; i++)
+		list->get(rd, items + i * list->item_size, list, i);
+	return items;
+}
+
+/* path_rules: { str path, u32 access, u32 kind } */
+static void put_path_rule(struct writer *w, const void *item)
+{
+	const struct tp_path_rule *rule = item;
+
+	put_str(w, rule->path);
+	put_u32(w, rule->access);
+	put_u32(w, rule->kind);
+}
+
+static void get_path_rule(struct reader *rd, void *item, const struct list_format *list,
+			  size_t i)
+{
+	struct tp_path_rule *rule = item;
+
+	get_str(rd, &rule->path, list->str_max, list->what, i);
+	get_u32(rd, &rule->access, list->what, i);
+	get_u32(rd, &rule->kind, list->what, i);
+}
+
+static const struct list_format path_rule_list = {
+	"path_rules", sizeof(struct tp_path_rule), TPOL_STR_MIN + 4 + 4, TPOL_PATH_MAX,
+	put_path_rule, get_path_rule,
+};
+
+/* inputs: { str path, bool has_digest, 32 bytes digest } */
+static void put_input(struct writer *w, const void *item)
+{
+	const struct tp_input *input = item;
+
+	put_str(w, input->path);
+	put_u8(w, input->has_digest ? 1 : 0);
+	put_bytes(w, input->digest, sizeof(input->digest));
+}
+
+static void get_input(struct reader *rd, void *item, const struct list_format *list, size_t i)
+{
+	struct tp_input *input = item;
+
+	get_str(rd, &input->path, list->str_max, list->what, i);
+	get_bool(rd, &input->has_digest, list->what, i);
+	get_bytes(rd, input->digest, sizeof(input->digest), list->what, i);
+}
+
+static const struct list_format input_list = {
+	"inputs", sizeof(struct tp_input), TPOL_STR_MIN + 1 + 32, TPOL_PATH_MAX,
+	put_input, get_input,
+};
+
+/* The tail of net and host rules: u8 protocols, u16 port_min, u16 port_max. */
+static void put_ports(struct writer *w, uint8_t protocols, uint16_t port_min, uint16_t port_max)
+{
+	put_u8(w, protocols);
+	put_u16(w, port_min);
+	put_u16(w, port_max);
+}
+
+static void get_ports(struct reader *rd, uint8_t *protocols, uint16_t *port_min,
+		      uint16_t *port_max, const char *what, size_t i)
+{
+	get_u8(rd, protocols, what, i);
+	get_u16(rd, port_min, what, i);
+	get_u16(rd, port_max, what, i);
+}
+
+/* net_rules: { 16 bytes addr, u8 prefixlen, u8 protocols, u16 port_min, u16 port_max } */
+static void put_net_rule(struct writer *w, const void *item)
+{
+	const struct tp_net_rule *rule = item;
+
+	put_bytes(w, rule->addr, sizeof(rule->addr));
+	put_u8(w, rule->prefixlen);
+	put_ports(w, rule->protocols, rule->port_min, rule->port_max);
+}
+
+static void get_net_rule(struct reader *rd, void *item, const struct list_format *list,
+			 size_t i)
+{
+	struct tp_net_rule *rule = item;
+
+	get_bytes(rd, rule->addr, sizeof(rule->addr), list->what, i);
+	get_u8(rd, &rule->prefixlen, list->what, i);
+	get_ports(rd, &rule->protocols, &rule->port_min, &rule->port_max, list->what, i);
+}
+
+static const struct list_format net_rule_list = {
+	"net_rules", sizeof(struct tp_net_rule), 16 + 1 + 1 + 2 + 2, 0,
+	put_net_rule, get_net_rule,
+};
+
+/* host_rules: { str name, u8 protocols, u16 port_min, u16 port_max } */
+static void put_host_rule(struct writer *w, const void *item)
+{
+	const struct tp_host_rule *rule = item;
+
+	put_str(w, rule->name);
+	put_ports(w, rule->protocols, rule->port_min, rule->port_max);
+}
+
+static void get_host_rule(struct reader *rd, void *item, const struct list_format *list,
+			  size_t i)
+{
+	struct tp_host_rule *rule = item;
+
+	get_str(rd, &rule->name, list->str_max, list->what, i);
+	get_ports(rd, &rule->protocols, &rule->port_min, &rule->port_max, list->what, i);
+}
+
+static const struct list_format host_rule_list = {
+	"host_rules", sizeof(struct tp_host_rule), TPOL_STR_MIN + 1 + 2 + 2, TPOL_HOST_MAX + 2,
+	put_host_rule, get_host_rule,
+};
+
+/* dns upstreams: { 16 bytes addr, u16 port } */
+static void put_endpoint(struct writer *w, const void *item)
+{
+	const struct tp_endpoint *endpoint = item;
+
+	put_bytes(w, endpoint->addr, sizeof(endpoint->addr));
+	put_u16(w, endpoint->port);
+}
+
+static void get_endpoint(struct reader *rd, void *item, const struct list_format *list,
+			 size_t i)
+{
+	struct tp_endpoint *endpoint = item;
+
+	get_bytes(rd, endpoint->addr, sizeof(endpoint->addr), list->what, i);
+	get_u16(rd, &endpoint->port, list->what, i);
+}
+
+static const struct list_format dns_upstream_list = {
+	"dns_upstreams", sizeof(struct tp_endpoint), 16 + 2, 0, put_endpoint, get_endpoint,
+};
+
+/* methods, artifacts, gaps: str */
+static void put_str_item(struct writer *w, const void *item)
+{
+	put_str(w, *(char *const *)item);
+}
+
+static void get_str_item(struct reader *rd, void *item, const struct list_format *list,
+			 size_t i)
+{
+	get_str(rd, item, list->str_max, list->what, i);
+}
+
+static const struct list_format method_list = {
+	"methods", sizeof(char *), TPOL_STR_MIN, TPOL_METHOD_MAX, put_str_item, get_str_item,
+};
+
+static const struct list_format artifact_list = {
+	"artifacts", sizeof(char *), TPOL_STR_MIN, TPOL_HOST_PATH_MAX, put_str_item, get_str_item,
+};
+
+static const struct list_format gap_list = {
+	"gaps", sizeof(char *), TPOL_STR_MIN, TPOL_GAP_MAX, put_str_item, get_str_item,
+};
+
+/* ---- encoding ---------------------------------------------------------- */
 
 /* Writes the section header; the length is filled in by section_end(). */
 static size_t section_begin(struct writer *w, enum tpol_section id)
@@ -736,10 +1116,20 @@ static size_t section_begin(struct writer *w, enum tpol_section id)
 static void section_end(struct writer *w, size_t start)
 {
 	if (!w->error)
-		store_le32(w->data + start + 2,
-			   (uint32_t)(w->len - start - TPOL_SECTION_HEADER_BYTES));
+		store_le(w->data + start + 2, w->len - start - TPOL_SECTION_HEADER_BYTES, 4);
 }
 
+/* A section whose body is one list. */
+static void put_list_section(struct writer *w, enum tpol_section id,
+			     const struct list_format *list, const void *items, size_t count)
+{
+	size_t s = section_begin(w, id);
+
+	put_list(w, list, items, count);
+	section_end(w, s);
+}
+
+/* The layout, field by field; decode_sections() mirrors it line for line. */
 static void encode_sections(struct writer *w, const struct tp_policy *p)
 {
 	size_t s;
@@ -762,59 +1152,14 @@ static void encode_sections(struct writer *w, const struct tp_policy *p)
 	put_u32(w, p->lifetime);
 	section_end(w, s);
 
-	s = section_begin(w, TPOL_PATH_RULES);
-	put_u32(w, (uint32_t)p->path_rule_count);
-	for (size_t i = 0; i < p->path_rule_count; i++) {
-		put_str(w, p->path_rules[i].path);
-		put_u32(w, p->path_rules[i].access);
-		put_u32(w, p->path_rules[i].kind);
-	}
-	section_end(w, s);
-
-	s = section_begin(w, TPOL_INPUTS);
-	put_u32(w, (uint32_t)p->input_count);
-	for (size_t i = 0; i < p->input_count; i++) {
-		put_str(w, p->inputs[i].path);
-		put_u8(w, p->inputs[i].has_digest ? 1 : 0);
-		put_bytes(w, p->inputs[i].digest, sizeof(p->inputs[i].digest));
-	}
-	section_end(w, s);
-
-	s = section_begin(w, TPOL_NET_RULES);
-	put_u32(w, (uint32_t)p->net_rule_count);
-	for (size_t i = 0; i < p->net_rule_count; i++) {
-		const struct tp_net_rule *rule = &p->net_rules[i];
-
-		put_bytes(w, rule->addr, sizeof(rule->addr));
-		put_u8(w, rule->prefixlen);
-		put_u8(w, rule->protocols);
-		put_u16(w, rule->port_min);
-		put_u16(w, rule->port_max);
-	}
-	section_end(w, s);
-
-	s = section_begin(w, TPOL_HOST_RULES);
-	put_u32(w, (uint32_t)p->host_rule_count);
-	for (size_t i = 0; i < p->host_rule_count; i++) {
-		const struct tp_host_rule *rule = &p->host_rules[i];
-
-		put_str(w, rule->name);
-		put_u8(w, rule->protocols);
-		put_u16(w, rule->port_min);
-		put_u16(w, rule->port_max);
-	}
-	section_end(w, s);
-
-	s = section_begin(w, TPOL_METHODS);
-	put_strv(w, p->methods, p->method_count);
-	section_end(w, s);
+	put_list_section(w, TPOL_PATH_RULES, &path_rule_list, p->path_rules, p->path_rule_count);
+	put_list_section(w, TPOL_INPUTS, &input_list, p->inputs, p->input_count);
+	put_list_section(w, TPOL_NET_RULES, &net_rule_list, p->net_rules, p->net_rule_count);
+	put_list_section(w, TPOL_HOST_RULES, &host_rule_list, p->host_rules, p->host_rule_count);
+	put_list_section(w, TPOL_METHODS, &method_list, p->methods, p->method_count);
 
 	s = section_begin(w, TPOL_DNS);
-	put_u32(w, (uint32_t)p->dns_upstream_count);
-	for (size_t i = 0; i < p->dns_upstream_count; i++) {
-		put_bytes(w, p->dns_upstreams[i].addr, sizeof(p->dns_upstreams[i].addr));
-		put_u16(w, p->dns_upstreams[i].port);
-	}
+	put_list(w, &dns_upstream_list, p->dns_upstreams, p->dns_upstream_count);
 	put_u32(w, p->dns_ttl_min_s);
 	put_u32(w, p->dns_ttl_max_s);
 	section_end(w, s);
@@ -824,17 +1169,13 @@ static void encode_sections(struct writer *w, const struct tp_policy *p)
 		put_u64(w, p->limits[i]);
 	section_end(w, s);
 
-	s = section_begin(w, TPOL_ARTIFACTS);
-	put_strv(w, p->artifacts, p->artifact_count);
-	section_end(w, s);
+	put_list_section(w, TPOL_ARTIFACTS, &artifact_list, p->artifacts, p->artifact_count);
 
 	s = section_begin(w, TPOL_AUDIT);
 	put_ostr(w, p->audit_sink);
 	section_end(w, s);
 
-	s = section_begin(w, TPOL_GAPS);
-	put_strv(w, p->gaps, p->gap_count);
-	section_end(w, s);
+	put_list_section(w, TPOL_GAPS, &gap_list, p->gaps, p->gap_count);
 }
 
 int tp_policy_encode(const struct tp_policy *policy, uint8_t **out, size_t *out_len)
@@ -857,7 +1198,7 @@ int tp_policy_encode(const struct tp_policy *policy, uint8_t **out, size_t *out_
 	data = w.data;
 	if (w.error)
 		return w.error;
-	store_le32(data + 8, (uint32_t)w.len);
+	store_le(data + 8, w.len, 4);
 
 	*out = TAKE_PTR(data);
 	*out_len = w.len;
@@ -866,395 +1207,110 @@ int tp_policy_encode(const struct tp_policy *policy, uint8_t **out, size_t *out_
 
 /* ---- decoding ---------------------------------------------------------- */
 
-struct reader {
-	const uint8_t *data;
-	size_t pos;
-	size_t end;		/* of the current section's body */
-	const char *section;
-	char *why;
-	size_t why_len;
-};
-
-static int fail(struct reader *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* "byte 40: section path_rules: ...": where, in which section, and what. */
-static int fail(struct reader *rd, const char *fmt, ...)
+/* Reads section `id`'s header and bounds the reader to its body. */
+static void section_enter(struct reader *rd, enum tpol_section id)
 {
-	va_list ap;
-	int n;
+	uint16_t found = 0;
+	uint32_t body = 0;
 
-	if (!rd->why || !rd->why_len)
-		return -EINVAL;
-	n = snprintf(rd->why, rd->why_len, "byte %zu: section %s: ", rd->pos, rd->section);
-	if (n >= 0 && (size_t)n < rd->why_len) {
-		va_start(ap, fmt);
-		vsnprintf(rd->why + n, rd->why_len - (size_t)n, fmt, ap);
-		va_end(ap);
+	if (rd->error)
+		return;
+	rd->end = rd->len;
+	rd->section = tpol_section_names[id];
+	if (rd->len - rd->pos < TPOL_SECTION_HEADER_BYTES) {
+		fail(rd, "truncated: the section header is missing");
+		return;
 	}
-	return -EINVAL;
-}
-
-/* `what` and `index` (SIZE_MAX: none) name the field in messages. */
-static int need(struct reader *rd, size_t n, const char *what, size_t index)
-{
-	if (n <= rd->end - rd->pos)
-		return 0;
-	if (index == SIZE_MAX)
-		return fail(rd, "truncated in %s (%zu bytes needed, %zu left)", what, n,
-			    rd->end - rd->pos);
-	return fail(rd, "truncated in %s[%zu] (%zu bytes needed, %zu left)", what, index, n,
-		    rd->end - rd->pos);
-}
-
-static int get_bytes(struct reader *rd, void *dst, size_t n, const char *what, size_t index)
-{
-	int r = need(rd, n, what, index);
-
-	if (r)
-		return r;
-	memcpy(dst, rd->data + rd->pos, n);
-	rd->pos += n;
-	return 0;
-}
-
-static int get_u8(struct reader *rd, uint8_t *v, const char *what, size_t index)
-{
-	return get_bytes(rd, v, 1, what, index);
-}
-
-static int get_bool(struct reader *rd, bool *v, const char *what, size_t index)
-{
-	uint8_t b = 0;
-	int r = get_u8(rd, &b, what, index);
-
-	if (r)
-		return r;
-	if (b > 1) {
-		rd->pos--;
-		return fail(rd, "%s: %u is not a boolean (0 or 1)", what, b);
+	get_u16(rd, &found, "section id", SIZE_MAX);
+	get_u32(rd, &body, "section length", SIZE_MAX);
+	if (found != id) {
+		rd->pos -= TPOL_SECTION_HEADER_BYTES;
+		fail(rd, "found section id %u where section %u was expected", found,
+		     (unsigned int)id);
+		return;
 	}
-	*v = b;
-	return 0;
+	if (body > rd->len - rd->pos) {
+		fail(rd, "declares %u bytes, only %zu left", body, rd->len - rd->pos);
+		return;
+	}
+	rd->end = rd->pos + body;
 }
 
-static int get_u16(struct reader *rd, uint16_t *v, const char *what, size_t index)
+/* Each section's body is consumed exactly. */
+static void section_leave(struct reader *rd)
 {
-	uint8_t b[2];
-	int r = get_bytes(rd, b, sizeof(b), what, index);
-
-	if (!r)
-		*v = (uint16_t)(b[0] | b[1] << 8);
-	return r;
+	if (!rd->error && rd->pos != rd->end)
+		fail(rd, "%zu unused bytes at the end of the section", rd->end - rd->pos);
 }
 
-static uint32_t load_le32(const uint8_t *b)
+static void *get_list_section(struct reader *rd, enum tpol_section id,
+			      const struct list_format *list, size_t *count)
 {
-	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-	       (uint32_t)b[3] << 24;
-}
+	void *items;
 
-static int get_u32(struct reader *rd, uint32_t *v, const char *what, size_t index)
-{
-	uint8_t b[4];
-	int r = get_bytes(rd, b, sizeof(b), what, index);
-
-	if (!r)
-		*v = load_le32(b);
-	return r;
-}
-
-static int get_u64(struct reader *rd, uint64_t *v, const char *what, size_t index)
-{
-	uint8_t b[8];
-	int r = get_bytes(rd, b, sizeof(b), what, index);
-
-	if (r)
-		return r;
-	*v = 0;
-	for (int i = 7; i >= 0; i--)
-		*v = *v << 8 | b[i];
-	return 0;
+	section_enter(rd, id);
+	items = get_list(rd, list, count);
+	section_leave(rd);
+	return items;
 }
 
 /*
- * A str of at most `max` bytes, NUL-free.  The length is checked against
- * `max` and the bytes left before anything is allocated.
+ * encode_sections(), read back.  After the first failure every call is a
+ * no-op; what was allocated by then hangs off `p`, for tp_policy_free().
  */
-static int get_str(struct reader *rd, char **out, size_t max, const char *what, size_t index)
+static void decode_sections(struct reader *rd, struct tp_policy *p)
 {
-	_cleanup_free_ char *s = NULL;
-	uint32_t len;
-	int r;
+	section_enter(rd, TPOL_IDENTITY);
+	get_u32(rd, &p->mode, "mode", SIZE_MAX);
+	get_u32(rd, &p->flags, "flags", SIZE_MAX);
+	get_bytes(rd, p->image_digest, sizeof(p->image_digest), "image_digest", SIZE_MAX);
+	get_ostr(rd, &p->runtime_revision, TPOL_TEXT_MAX, "runtime_revision");
+	get_ostr(rd, &p->tenant, TPOL_TEXT_MAX, "tenant");
+	get_ostr(rd, &p->run_id, TPOL_TEXT_MAX, "run_id");
+	get_u32(rd, &p->uid, "uid", SIZE_MAX);
+	get_u32(rd, &p->gid, "gid", SIZE_MAX);
+	section_leave(rd);
 
-	r = get_u32(rd, &len, what, index);
-	if (r)
-		return r;
-	if (len > max) {
-		rd->pos -= 4;
-		return fail(rd, "%s: length %u exceeds %zu", what, len, max);
-	}
-	r = need(rd, len, what, index);
-	if (r)
-		return r;
-	if (memchr(rd->data + rd->pos, '\0', len))
-		return fail(rd, "%s: contains a NUL byte", what);
-	s = malloc((size_t)len + 1);
-	if (!s)
-		return -ENOMEM;
-	memcpy(s, rd->data + rd->pos, len);
-	s[len] = '\0';
-	rd->pos += len;
-	*out = TAKE_PTR(s);
-	return 0;
+	section_enter(rd, TPOL_WORKSPACE);
+	get_str(rd, &p->workspace, TPOL_PATH_MAX, "workspace", SIZE_MAX);
+	get_ostr(rd, &p->workspace_source, TPOL_HOST_PATH_MAX, "workspace_source");
+	get_u32(rd, &p->workspace_mode, "workspace_mode", SIZE_MAX);
+	get_u32(rd, &p->lifetime, "lifetime", SIZE_MAX);
+	section_leave(rd);
+
+	p->path_rules = get_list_section(rd, TPOL_PATH_RULES, &path_rule_list, &p->path_rule_count);
+	p->inputs = get_list_section(rd, TPOL_INPUTS, &input_list, &p->input_count);
+	p->net_rules = get_list_section(rd, TPOL_NET_RULES, &net_rule_list, &p->net_rule_count);
+	p->host_rules = get_list_section(rd, TPOL_HOST_RULES, &host_rule_list, &p->host_rule_count);
+	p->methods = get_list_section(rd, TPOL_METHODS, &method_list, &p->method_count);
+
+	section_enter(rd, TPOL_DNS);
+	p->dns_upstreams = get_list(rd, &dns_upstream_list, &p->dns_upstream_count);
+	get_u32(rd, &p->dns_ttl_min_s, "dns_ttl_min_s", SIZE_MAX);
+	get_u32(rd, &p->dns_ttl_max_s, "dns_ttl_max_s", SIZE_MAX);
+	section_leave(rd);
+
+	section_enter(rd, TPOL_LIMITS);
+	for (size_t i = 0; i < TP_LIMIT_COUNT; i++)
+		get_u64(rd, &p->limits[i], "limits", i);
+	section_leave(rd);
+
+	p->artifacts = get_list_section(rd, TPOL_ARTIFACTS, &artifact_list, &p->artifact_count);
+
+	section_enter(rd, TPOL_AUDIT);
+	get_ostr(rd, &p->audit_sink, TPOL_HOST_PATH_MAX, "audit_sink");
+	section_leave(rd);
+
+	p->gaps = get_list_section(rd, TPOL_GAPS, &gap_list, &p->gap_count);
 }
-
-static int get_ostr(struct reader *rd, char **out, size_t max, const char *what)
-{
-	bool present = false;
-	int r = get_bool(rd, &present, what, SIZE_MAX);
-
-	if (r || !present)
-		return r;
-	return get_str(rd, out, max, what, SIZE_MAX);
-}
-
-/*
- * A list count, capped by what the rest of the section could hold at
- * `min_bytes` per entry, so a forged count cannot make us allocate more than
- * a small multiple of the input's size.
- */
-static int get_count(struct reader *rd, size_t min_bytes, size_t *count, const char *what)
-{
-	uint32_t n;
-	int r = get_u32(rd, &n, what, SIZE_MAX);
-
-	if (r)
-		return r;
-	if (n > (rd->end - rd->pos) / min_bytes)
-		return fail(rd, "%s: %u entries cannot fit in the %zu bytes left", what, n,
-			    rd->end - rd->pos);
-	*count = n;
-	return 0;
-}
-
-/* Allocates a zeroed list and only then sets its count, for tp_policy_free(). */
-#define ALLOC_LIST(items, count, n)                                    \
-	({                                                             \
-		int _r = 0;                                            \
-		if ((n) > 0) {                                         \
-			(items) = calloc((n), sizeof(*(items)));       \
-			if ((items))                                   \
-				(count) = (n);                         \
-			else                                           \
-				_r = -ENOMEM;                          \
-		}                                                      \
-		_r;                                                    \
-	})
-
-static int get_strv(struct reader *rd, char ***strv, size_t *count, size_t max,
-		    const char *what)
-{
-	size_t n = 0;
-	int r;
-
-	r = get_count(rd, TPOL_STR_MIN, &n, what);
-	if (!r)
-		r = ALLOC_LIST(*strv, *count, n);
-	for (size_t i = 0; !r && i < n; i++)
-		r = get_str(rd, &(*strv)[i], max, what, i);
-	return r;
-}
-
-static int decode_identity(struct reader *rd, struct tp_policy *p)
-{
-	int r;
-
-	r = get_u32(rd, &p->mode, "mode", SIZE_MAX);
-	if (!r)
-		r = get_u32(rd, &p->flags, "flags", SIZE_MAX);
-	if (!r)
-		r = get_bytes(rd, p->image_digest, sizeof(p->image_digest), "image_digest",
-			      SIZE_MAX);
-	if (!r)
-		r = get_ostr(rd, &p->runtime_revision, TPOL_TEXT_MAX, "runtime_revision");
-	if (!r)
-		r = get_ostr(rd, &p->tenant, TPOL_TEXT_MAX, "tenant");
-	if (!r)
-		r = get_ostr(rd, &p->run_id, TPOL_TEXT_MAX, "run_id");
-	if (!r)
-		r = get_u32(rd, &p->uid, "uid", SIZE_MAX);
-	if (!r)
-		r = get_u32(rd, &p->gid, "gid", SIZE_MAX);
-	return r;
-}
-
-static int decode_workspace(struct reader *rd, struct tp_policy *p)
-{
-	int r;
-
-	r = get_str(rd, &p->workspace, TPOL_PATH_MAX, "workspace", SIZE_MAX);
-	if (!r)
-		r = get_ostr(rd, &p->workspace_source, TPOL_HOST_PATH_MAX, "workspace_source");
-	if (!r)
-		r = get_u32(rd, &p->workspace_mode, "workspace_mode", SIZE_MAX);
-	if (!r)
-		r = get_u32(rd, &p->lifetime, "lifetime", SIZE_MAX);
-	return r;
-}
-
-static int decode_path_rules(struct reader *rd, struct tp_policy *p)
-{
-	size_t n = 0;
-	int r;
-
-	r = get_count(rd, TPOL_PATH_RULE_MIN, &n, "path_rules");
-	if (!r)
-		r = ALLOC_LIST(p->path_rules, p->path_rule_count, n);
-	for (size_t i = 0; !r && i < n; i++) {
-		struct tp_path_rule *rule = &p->path_rules[i];
-
-		r = get_str(rd, &rule->path, TPOL_PATH_MAX, "path_rules", i);
-		if (!r)
-			r = get_u32(rd, &rule->access, "path_rules", i);
-		if (!r)
-			r = get_u32(rd, &rule->kind, "path_rules", i);
-	}
-	return r;
-}
-
-static int decode_inputs(struct reader *rd, struct tp_policy *p)
-{
-	size_t n = 0;
-	int r;
-
-	r = get_count(rd, TPOL_INPUT_MIN, &n, "inputs");
-	if (!r)
-		r = ALLOC_LIST(p->inputs, p->input_count, n);
-	for (size_t i = 0; !r && i < n; i++) {
-		struct tp_input *input = &p->inputs[i];
-
-		r = get_str(rd, &input->path, TPOL_PATH_MAX, "inputs", i);
-		if (!r)
-			r = get_bool(rd, &input->has_digest, "inputs", i);
-		if (!r)
-			r = get_bytes(rd, input->digest, sizeof(input->digest), "inputs", i);
-	}
-	return r;
-}
-
-static int decode_net_rules(struct reader *rd, struct tp_policy *p)
-{
-	size_t n = 0;
-	int r;
-
-	r = get_count(rd, TPOL_NET_RULE_BYTES, &n, "net_rules");
-	if (!r)
-		r = ALLOC_LIST(p->net_rules, p->net_rule_count, n);
-	for (size_t i = 0; !r && i < n; i++) {
-		struct tp_net_rule *rule = &p->net_rules[i];
-
-		r = get_bytes(rd, rule->addr, sizeof(rule->addr), "net_rules", i);
-		if (!r)
-			r = get_u8(rd, &rule->prefixlen, "net_rules", i);
-		if (!r)
-			r = get_u8(rd, &rule->protocols, "net_rules", i);
-		if (!r)
-			r = get_u16(rd, &rule->port_min, "net_rules", i);
-		if (!r)
-			r = get_u16(rd, &rule->port_max, "net_rules", i);
-	}
-	return r;
-}
-
-static int decode_host_rules(struct reader *rd, struct tp_policy *p)
-{
-	size_t n = 0;
-	int r;
-
-	r = get_count(rd, TPOL_HOST_RULE_MIN, &n, "host_rules");
-	if (!r)
-		r = ALLOC_LIST(p->host_rules, p->host_rule_count, n);
-	for (size_t i = 0; !r && i < n; i++) {
-		struct tp_host_rule *rule = &p->host_rules[i];
-
-		r = get_str(rd, &rule->name, TPOL_HOST_MAX + 2, "host_rules", i);
-		if (!r)
-			r = get_u8(rd, &rule->protocols, "host_rules", i);
-		if (!r)
-			r = get_u16(rd, &rule->port_min, "host_rules", i);
-		if (!r)
-			r = get_u16(rd, &rule->port_max, "host_rules", i);
-	}
-	return r;
-}
-
-static int decode_methods(struct reader *rd, struct tp_policy *p)
-{
-	return get_strv(rd, &p->methods, &p->method_count, TPOL_METHOD_MAX, "methods");
-}
-
-static int decode_dns(struct reader *rd, struct tp_policy *p)
-{
-	size_t n = 0;
-	int r;
-
-	r = get_count(rd, TPOL_ENDPOINT_BYTES, &n, "dns_upstreams");
-	if (!r)
-		r = ALLOC_LIST(p->dns_upstreams, p->dns_upstream_count, n);
-	for (size_t i = 0; !r && i < n; i++) {
-		struct tp_endpoint *upstream = &p->dns_upstreams[i];
-
-		r = get_bytes(rd, upstream->addr, sizeof(upstream->addr), "dns_upstreams", i);
-		if (!r)
-			r = get_u16(rd, &upstream->port, "dns_upstreams", i);
-	}
-	if (!r)
-		r = get_u32(rd, &p->dns_ttl_min_s, "dns_ttl_min_s", SIZE_MAX);
-	if (!r)
-		r = get_u32(rd, &p->dns_ttl_max_s, "dns_ttl_max_s", SIZE_MAX);
-	return r;
-}
-
-static int decode_limits(struct reader *rd, struct tp_policy *p)
-{
-	int r = 0;
-
-	for (size_t i = 0; !r && i < TP_LIMIT_COUNT; i++)
-		r = get_u64(rd, &p->limits[i], "limits", i);
-	return r;
-}
-
-static int decode_artifacts(struct reader *rd, struct tp_policy *p)
-{
-	return get_strv(rd, &p->artifacts, &p->artifact_count, TPOL_HOST_PATH_MAX,
-			"artifacts");
-}
-
-static int decode_audit(struct reader *rd, struct tp_policy *p)
-{
-	return get_ostr(rd, &p->audit_sink, TPOL_HOST_PATH_MAX, "audit_sink");
-}
-
-static int decode_gaps(struct reader *rd, struct tp_policy *p)
-{
-	return get_strv(rd, &p->gaps, &p->gap_count, TPOL_GAP_MAX, "gaps");
-}
-
-static int (*const section_decoders[TPOL_SECTION_LAST + 1])(struct reader *, struct tp_policy *) = {
-	[TPOL_IDENTITY] = decode_identity,	[TPOL_WORKSPACE] = decode_workspace,
-	[TPOL_PATH_RULES] = decode_path_rules,	[TPOL_INPUTS] = decode_inputs,
-	[TPOL_NET_RULES] = decode_net_rules,	[TPOL_HOST_RULES] = decode_host_rules,
-	[TPOL_METHODS] = decode_methods,	[TPOL_DNS] = decode_dns,
-	[TPOL_LIMITS] = decode_limits,		[TPOL_ARTIFACTS] = decode_artifacts,
-	[TPOL_AUDIT] = decode_audit,		[TPOL_GAPS] = decode_gaps,
-};
 
 int tp_policy_decode(const uint8_t *data, size_t len, struct tp_policy **out,
 		     char *why, size_t why_len)
 {
 	_cleanup_(tp_policy_freep) struct tp_policy *p = NULL;
 	struct reader rd = {
-		.data = data, .end = len, .section = "header", .why = why, .why_len = why_len,
+		.data = data, .len = len, .end = len, .section = "header", .why = why,
+		.why_len = why_len,
 	};
 	uint16_t version = 0, reserved = 0;
 	uint32_t total = 0;
@@ -1289,32 +1345,9 @@ int tp_policy_decode(const uint8_t *data, size_t len, struct tp_policy **out,
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-
-	for (unsigned int id = 1; id <= TPOL_SECTION_LAST; id++) {
-		uint16_t found = 0;
-		uint32_t body = 0;
-
-		rd.end = len;
-		rd.section = tpol_section_names[id];
-		if (len - rd.pos < TPOL_SECTION_HEADER_BYTES)
-			return fail(&rd, "truncated: the section header is missing");
-		get_u16(&rd, &found, "section id", SIZE_MAX);
-		get_u32(&rd, &body, "section length", SIZE_MAX);
-		if (found != id) {
-			rd.pos -= TPOL_SECTION_HEADER_BYTES;
-			return fail(&rd, "found section id %u where section %u was expected", found,
-				    id);
-		}
-		if (body > len - rd.pos)
-			return fail(&rd, "declares %u bytes, only %zu left", body, len - rd.pos);
-		rd.end = rd.pos + body;
-		r = section_decoders[id](&rd, p);
-		if (r)
-			return r;
-		if (rd.pos != rd.end)
-			return fail(&rd, "%zu unused bytes at the end of the section",
-				    rd.end - rd.pos);
-	}
+	decode_sections(&rd, p);
+	if (rd.error)
+		return rd.error;
 	if (rd.pos != len)
 		return set_why(why, why_len, "%zu bytes after the last section", len - rd.pos);
 
