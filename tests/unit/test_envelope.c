@@ -607,3 +607,44 @@ Test(envelope, a_compiled_policy_without_a_needed_gap_is_refused)
 	free(bytes);
 	tp_policy_free(p);
 }
+
+/*
+ * tests/policyc/golden/diff/NAME.old.yaml and NAME.new.yaml: `tether diff`'s
+ * output is NAME.diff, followed by the verdict line.
+ */
+Test(envelope, diff_goldens)
+{
+	DIR *dir = opendir(GOLDEN_DIR "/diff");
+	struct dirent *entry;
+	size_t checked = 0;
+
+	cr_assert_not_null(dir);
+	while ((entry = readdir(dir))) {
+		size_t len = strlen(entry->d_name);
+		struct tp_policy *old_policy = NULL, *new_policy = NULL;
+		char path[512], name[300];
+		char *text = NULL;
+		size_t text_len = 0;
+		bool widened = false;
+		FILE *out;
+
+		if (len < 10 || strcmp(entry->d_name + len - 9, ".old.yaml") != 0)
+			continue;
+		snprintf(name, sizeof(name), "diff/%.*s", (int)(len - 9), entry->d_name);
+		snprintf(path, sizeof(path), "%s/%s.old.yaml", GOLDEN_DIR, name);
+		cr_assert_eq(tp_compile_file(path, &old_policy, &diags), 0, "%s", path);
+		snprintf(path, sizeof(path), "%s/%s.new.yaml", GOLDEN_DIR, name);
+		cr_assert_eq(tp_compile_file(path, &new_policy, &diags), 0, "%s", path);
+		out = open_memstream(&text, &text_len);
+		cr_assert_eq(tp_diff_write(old_policy, new_policy, out, &widened), 0);
+		fprintf(out, "=> %s\n", widened ? "widened (exit 1)" : "not widened (exit 0)");
+		fclose(out);
+		golden(name, "diff", text);
+		free(text);
+		tp_policy_free(old_policy);
+		tp_policy_free(new_policy);
+		checked++;
+	}
+	closedir(dir);
+	cr_expect_geq(checked, 2);
+}
