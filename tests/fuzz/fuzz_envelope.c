@@ -14,7 +14,9 @@
  *   - any byte string tp_policy_decode() accepts re-encodes to itself (the
  *     decoder is strict: there is exactly one encoding of each policy);
  *   - the report, explain and diff writers handle every policy the library
- *     can produce or accept, and diff(p, p) widens nothing.
+ *     can produce or accept, and diff(p, p) widens nothing;
+ *   - a task contract (also untrusted: it comes with the request) parses or
+ *     fails cleanly, and one that parses can be checked against an envelope.
  *
  * A broken invariant is an abort(), which libFuzzer reports as a crash and
  * saves the input for.  `make fuzz` and `make fuzz-smoke` build and run it.
@@ -31,6 +33,21 @@
 
 /* Reports go here: opened once, because fopen per input would dominate the run. */
 static FILE *devnull;
+/* An envelope with every kind of grant, to check fuzzed contracts against. */
+static struct tp_envelope *contract_target;
+
+static const char contract_target_yaml[] =
+	"sandbox:\n"
+	"  filesystem:\n"
+	"    root: read_only\n"
+	"    workspace: {path: /srv/ws, write: [src/auth/**, README.md]}\n"
+	"    write: [/tmp/scratch/**]\n"
+	"  network_egress:\n"
+	"    allowed_destinations: [api.github.com:443, 192.0.2.0/24, '*.pypi.org',\n"
+	"      {cidr: '2001:db8::/32', ports: 53, protocol: udp}]\n"
+	"  resources: {wall_clock: 10m}\n"
+	"  acknowledge_unenforced: [filesystem.exec, network_egress.default,\n"
+	"    filesystem.exact_paths, resources.wall_clock]\n";
 
 static void fail(const char *what)
 {
@@ -119,6 +136,21 @@ static void fuzz_tpol(const uint8_t *data, size_t size)
 	tp_policy_free(policy);
 }
 
+/* The input as a task contract, checked against a fixed envelope. */
+static void fuzz_contract(const uint8_t *data, size_t size)
+{
+	struct tp_diags diags = { 0 };
+	struct tp_contract *contract = NULL;
+	char *text = NULL;
+
+	if (tp_contract_parse("task.yaml", (const char *)data, size, &contract, &diags) == 0)
+		tp_contract_check(contract, "envelope.yaml", contract_target, &diags, devnull);
+	if (tp_diags_format(&diags, &text) == 0)
+		free(text);
+	tp_contract_free(contract);
+	tp_diags_free(&diags);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	devnull = fopen("/dev/null", "we");
@@ -126,6 +158,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		perror("fuzz_envelope: /dev/null");
 		abort();
 	}
+	if (tp_envelope_parse("envelope.yaml", contract_target_yaml,
+			      sizeof(contract_target_yaml) - 1, &contract_target, NULL) != 0)
+		fail("the fixed envelope for contracts does not parse");
 	return 0;
 }
 
@@ -133,5 +168,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	fuzz_envelope(data, size);
 	fuzz_tpol(data, size);
+	fuzz_contract(data, size);
 	return 0;
 }
