@@ -23,6 +23,20 @@
 //                 itself and, when either policy has a subtree rule there, on
 //                 what lies beneath it; the access function is constant
 //                 between those points, so no change can hide between them.
+//                 This version's kernel holds every rule as a subtree
+//                 (filesystem.exact_paths): there an exact rule covers what
+//                 lies beneath it too, and a carve-out below an exact grant
+//                 is what keeps that grant from reaching it.  Each path is
+//                 evaluated that way as well, as a subtree (in the kernel's
+//                 view access changes only at rule paths); a change that
+//                 shows there but not in the model's view at that path is
+//                 reported with its own marker:
+//
+//   widened: read and write on /ws/a/secrets/** (was: nothing) [as enforced
+//     by this version: exact rules cover what is beneath them]
+//
+//                 (one line).  A change in both views is reported once, in
+//                 the model's words.
 //   destinations  a destination of `new` that no single destination of `old`
 //                 covers is a widening (and the reverse a narrowing); covering
 //                 means same host, or "*.x" over any name below x, or CIDR
@@ -189,9 +203,15 @@ static void write_scoped_path(FILE *out, const char *path, enum path_scope scope
 	tp_write_rule_path(out, path, scope == SCOPE_SUBTREE);
 }
 
-/* "KIND: RIGHTS on PATH (WHEN: ACCESS)", WHEN being "was" or "now". */
+/* Marks a change that only the kernel's view of the rules shows. */
+static const char kernel_note[] =
+	" [as enforced by this version: exact rules cover what is beneath them]";
+
+/* "KIND: RIGHTS on PATH (WHEN: ACCESS)NOTE", WHEN being "was" or "now", NOTE
+ * empty or kernel_note. */
 static void access_line(struct diff *diff, enum change_kind kind, uint32_t rights,
-			const char *path, enum path_scope scope, const char *when, uint32_t access)
+			const char *path, enum path_scope scope, const char *when, uint32_t access,
+			const char *note)
 {
 	FILE *out = line(diff, kind);
 
@@ -200,19 +220,42 @@ static void access_line(struct diff *diff, enum change_kind kind, uint32_t right
 	write_scoped_path(out, path, scope);
 	fprintf(out, " (%s: ", when);
 	write_access(out, access);
-	fputs(")\n", out);
+	fprintf(out, ")%s\n", note);
 }
 
+/* The rights one path's lines have reported added and removed so far. */
+struct access_change {
+	uint32_t added;
+	uint32_t removed;
+};
+
+/*
+ * Lines for the rights gained and lost from `old_access` to `new_access`,
+ * less those already in `reported`, which gains them.  `note` is "" or
+ * kernel_note.
+ */
 static void diff_access(struct diff *diff, const char *path, enum path_scope scope,
-			uint32_t old_access, uint32_t new_access)
+			uint32_t old_access, uint32_t new_access, struct access_change *reported,
+			const char *note)
 {
-	uint32_t added = new_access & ~old_access & TETHER_ACCESS_ALL;
-	uint32_t removed = old_access & ~new_access & TETHER_ACCESS_ALL;
+	uint32_t added = new_access & ~old_access & TETHER_ACCESS_ALL & ~reported->added;
+	uint32_t removed = old_access & ~new_access & TETHER_ACCESS_ALL & ~reported->removed;
 
 	if (added)
-		access_line(diff, WIDENED, added, path, scope, "was", old_access);
+		access_line(diff, WIDENED, added, path, scope, "was", old_access, note);
 	if (removed)
-		access_line(diff, NARROWED, removed, path, scope, "now", new_access);
+		access_line(diff, NARROWED, removed, path, scope, "now", new_access, note);
+	reported->added |= added;
+	reported->removed |= removed;
+}
+
+/* Access of `path` and what lies beneath it as this version's kernel sees
+ * it: the nearest rule of either kind at `path` or above it. */
+static uint32_t access_kernel(const struct tp_rule_index *index, const char *path)
+{
+	ssize_t rule = tp_rule_index_kernel_match(index, path, strlen(path));
+
+	return rule >= 0 ? index->rules[rule].access : 0;
 }
 
 static int path_cmp(const void *a, const void *b)
@@ -248,6 +291,7 @@ static int diff_paths(struct diff *diff, const struct tp_policy *old_policy,
 	for (size_t i = 0; i < path_count; i++) {
 		const char *path = paths[i];
 		size_t len = strlen(path);
+		struct access_change reported = { 0 };
 		uint32_t old_self, new_self, old_below, new_below;
 
 		if (i > 0 && strcmp(paths[i - 1], path) == 0)
@@ -256,17 +300,26 @@ static int diff_paths(struct diff *diff, const struct tp_policy *old_policy,
 		new_self = access_self(&new_index, path);
 		if (tp_rule_index_find(&old_index, path, len, TP_PATH_SUBTREE) < 0 &&
 		    tp_rule_index_find(&new_index, path, len, TP_PATH_SUBTREE) < 0) {
-			diff_access(diff, path, SCOPE_SELF, old_self, new_self);
-			continue;
-		}
-		old_below = access_below(&old_index, path);
-		new_below = access_below(&new_index, path);
-		if (old_self == old_below && new_self == new_below) {
-			diff_access(diff, path, SCOPE_SUBTREE, old_self, new_self);
+			diff_access(diff, path, SCOPE_SELF, old_self, new_self, &reported, "");
 		} else {
-			diff_access(diff, path, SCOPE_SELF, old_self, new_self);
-			diff_access(diff, path, SCOPE_BELOW, old_below, new_below);
+			old_below = access_below(&old_index, path);
+			new_below = access_below(&new_index, path);
+			if (old_self == old_below && new_self == new_below) {
+				diff_access(diff, path, SCOPE_SUBTREE, old_self, new_self,
+					    &reported, "");
+			} else {
+				diff_access(diff, path, SCOPE_SELF, old_self, new_self,
+					    &reported, "");
+				diff_access(diff, path, SCOPE_BELOW, old_below, new_below,
+					    &reported, "");
+			}
 		}
+		/*
+		 * What the kernel enforces: without exact rules it is the model's
+		 * view, and every right it adds or removes here was reported above.
+		 */
+		diff_access(diff, path, SCOPE_SUBTREE, access_kernel(&old_index, path),
+			    access_kernel(&new_index, path), &reported, kernel_note);
 	}
 	r = 0;
 out:

@@ -131,6 +131,20 @@ ssize_t tp_rule_index_enclosing(const struct tp_rule_index *index, const char *p
 	}
 }
 
+ssize_t tp_rule_index_kernel_match(const struct tp_rule_index *index, const char *path,
+				   size_t len)
+{
+	for (;;) {
+		ssize_t rule = tp_rule_index_find(index, path, len, TP_PATH_SUBTREE);
+
+		if (rule < 0)
+			rule = tp_rule_index_find(index, path, len, TP_PATH_EXACT);
+		if (rule >= 0 || len <= 1)
+			return rule;
+		len = parent_len(path, len);
+	}
+}
+
 ssize_t tp_rule_index_parent(const struct tp_rule_index *index, size_t i)
 {
 	const struct tp_path_rule *rule = &index->rules[i];

@@ -69,6 +69,17 @@ ssize_t tp_rule_index_find(const struct tp_rule_index *index, const char *path, 
 ssize_t tp_rule_index_enclosing(const struct tp_rule_index *index, const char *path, size_t len);
 
 /*
+ * The rule this version's kernel applies at path[0..len) and beneath it, or
+ * -1: the kernel holds every rule as a subtree (filesystem.exact_paths), so
+ * this is the nearest rule of either kind at the path or above it, on
+ * component boundaries.  Where both kinds sit at one path they share one
+ * kernel key, and the subtree rule wins: it comes later in a policy's
+ * canonical order, so the loader writes it last.
+ */
+ssize_t tp_rule_index_kernel_match(const struct tp_rule_index *index, const char *path,
+				   size_t len);
+
+/*
  * The nearest subtree rule strictly enclosing rule `i`, or -1.  An exact
  * rule is enclosed by a subtree rule at its own path; a subtree rule only by
  * one above it.

@@ -880,3 +880,68 @@ Test(reports, diff_escapes_paths)
 	tp_policy_free(a);
 	tp_policy_free(b);
 }
+
+// The kernel's view of exact rules (filesystem.exact_paths): this version
+// installs every rule as a subtree, so an exact write grant on /ws/z/a also
+// reaches /ws/z/a/secrets unless a rule there carves it out.  As
+// `workspace: {path: /ws, write: ["z/a"]}` with `deny: ["z/**"]` and, when
+// `carve_out`, "z/a/secrets/**" compile.  (Line comments: the patterns hold
+// "/*".)
+static struct tp_policy *exact_grant_policy(bool carve_out, uint32_t exact_access)
+{
+	struct tp_policy *p = policy_new("/ws");
+
+	add_subtree(p, "/", R | X);
+	add_subtree(p, "/ws", R);
+	add_subtree(p, "/ws/z", 0);
+	add_rule(p, "/ws/z/a", exact_access, TP_PATH_EXACT);
+	if (carve_out)
+		add_subtree(p, "/ws/z/a/secrets", 0);
+	add_gap(p, "filesystem.deny");
+	add_gap(p, "filesystem.exact_paths");
+	add_gap(p, "filesystem.exec");
+	add_gap(p, "network_egress.default");
+	return p;
+}
+
+// Dropping the carve-out changes nothing in the model (z/** already denies
+// what lies beneath z/a) but lets the exact grant reach the secrets.
+Test(reports, diff_kernel_view_widened)
+{
+	struct tp_policy *a = exact_grant_policy(true, R | W), *b = exact_grant_policy(false, R | W);
+
+	expect_diff(a, b,
+		    "widened: read and write on /ws/z/a/secrets/** (was: nothing) [as enforced by "
+		    "this version: exact rules cover what is beneath them]\n",
+		    true);
+	tp_policy_free(a);
+	tp_policy_free(b);
+}
+
+Test(reports, diff_kernel_view_narrowed)
+{
+	struct tp_policy *a = exact_grant_policy(true, R | W), *b = exact_grant_policy(false, R | W);
+
+	expect_diff(b, a,
+		    "narrowed: read and write on /ws/z/a/secrets/** (now: nothing) [as enforced by "
+		    "this version: exact rules cover what is beneath them]\n",
+		    false);
+	tp_policy_free(a);
+	tp_policy_free(b);
+}
+
+/* A change both views show is reported once, in the model's words: the
+ * exact rule's own access, and a grant at the carve-out. */
+Test(reports, diff_kernel_view_agrees)
+{
+	struct tp_policy *a = exact_grant_policy(true, R), *b = exact_grant_policy(true, R | W);
+	struct tp_policy *c = exact_grant_policy(false, R);
+
+	expect_diff(a, b, "widened: write on /ws/z/a (was: read)\n", true);
+	expect_diff(b, a, "narrowed: write on /ws/z/a (now: read)\n", false);
+	add_subtree(c, "/ws/z/a/secrets", R);
+	expect_diff(a, c, "widened: read on /ws/z/a/secrets/** (was: nothing)\n", true);
+	tp_policy_free(a);
+	tp_policy_free(b);
+	tp_policy_free(c);
+}
