@@ -331,14 +331,26 @@ static int input_compare(const void *a, const void *b)
 	return strcmp(((const struct tp_input *)a)->path, ((const struct tp_input *)b)->path);
 }
 
-/* Acknowledged gaps that this envelope triggers, by name. */
+/*
+ * Acknowledged gaps that this envelope triggers, by name.  An exact grant
+ * that compiled away (it changed nothing) leaves no exact rule behind, and
+ * then no exact-path gap either: the policy's meaning does not depend on it.
+ */
 static int build_gaps(const struct tp_envelope *env, struct tp_policy *policy)
 {
+	bool exact = false;
+
+	for (size_t i = 0; i < policy->path_rule_count; i++)
+		exact |= policy->path_rules[i].kind == TP_PATH_EXACT &&
+			 policy->path_rules[i].access != 0;
 	policy->gaps = calloc(env->gap_count + 1, sizeof(*policy->gaps));
 	if (!policy->gaps)
 		return -ENOMEM;
 	for (size_t i = 0; i < env->gap_count; i++) {
 		bool acknowledged = false;
+
+		if (!exact && strcmp(env->gaps[i].field, "filesystem.exact_paths") == 0)
+			continue;
 
 		for (size_t j = 0; j < env->acknowledged_count && !acknowledged; j++)
 			acknowledged = strcmp(env->acknowledged[j], env->gaps[i].field) == 0;
@@ -500,7 +512,7 @@ int tp_policy_load_file(const char *path, struct tp_policy **out, struct tp_diag
 	}
 	r = tp_policy_decode((const uint8_t *)data, len, &policy, why, sizeof(why));
 	if (r == 0)
-		r = tp_policy_check_gaps(policy, why, sizeof(why));
+		r = tp_policy_validate(policy, why, sizeof(why));
 	if (r == -EINVAL) {
 		r = tp_diags_add(diags, path, 0, 0, "not a valid compiled policy: %s", why);
 		return r < 0 ? r : -EINVAL;

@@ -5,7 +5,8 @@
  * Envelopes can say the same thing in many ways: "10.0.0.0/8" next to
  * "10.1.0.0/16", ports 80 and 81 next to 80-81, a tcp and a udp entry next
  * to an "any" one, "a.example.com" next to "*.example.com".  The compiled
- * policy keeps one form, so that equal meaning gives equal bytes:
+ * policy keeps one form for each of these, so that they give equal bytes
+ * (sibling blocks that together make a larger one are not joined):
  *
  *   - per target (one address block, or one host name), the allowed ports of
  *     each protocol are a set of disjoint, non-adjacent port ranges;
@@ -23,7 +24,12 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include <stdio.h>
+
 #include "policyc/policyc_internal.h"
+
+/* Longest host name (values.c), plus "*." */
+#define TP_HOST_MAX 255
 
 /* Sorted, disjoint, non-adjacent inclusive port ranges. */
 struct ports {
@@ -82,7 +88,29 @@ static void ports_normalize(struct ports *p)
 	p->n = out;
 }
 
-/* out = a ∪ b, or a ∖ b, or a ∩ b (a and b normalised; out is new and normalised). */
+/* The first range of `b` that ends at or after `port` (binary search). */
+static size_t ports_first_ending_after(const struct ports *b, uint32_t port)
+{
+	size_t lo = 0, hi = b->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->v[mid][1] < port)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * out = a ∪ b, or a ∖ b, or a ∩ b (a and b normalised; out is new and
+ * normalised).  Minus and intersect visit, for each range of `a`, only the
+ * ranges of `b` that overlap it (found by binary search), so a small set
+ * against a large one costs little: an envelope can hold tens of thousands
+ * of ranges.
+ */
 enum ports_op { PORTS_UNION, PORTS_MINUS, PORTS_INTERSECT };
 
 static int ports_combine(const struct ports *a, const struct ports *b, enum ports_op op,
@@ -92,21 +120,29 @@ static int ports_combine(const struct ports *a, const struct ports *b, enum port
 
 	*out = (struct ports){ 0 };
 	if (op == PORTS_UNION) {
-		for (size_t i = 0; r == 0 && i < a->n; i++)
-			r = ports_push(out, a->v[i][0], a->v[i][1]);
-		for (size_t i = 0; r == 0 && i < b->n; i++)
-			r = ports_push(out, b->v[i][0], b->v[i][1]);
-		ports_normalize(out);
+		size_t i = 0, j = 0;
+
+		/* A merge of two sorted lists, then one pass to join what touches. */
+		while (r == 0 && (i < a->n || j < b->n)) {
+			bool from_a = j == b->n || (i < a->n && a->v[i][0] <= b->v[j][0]);
+			const uint32_t *v = from_a ? a->v[i++] : b->v[j++];
+
+			if (out->n && v[0] <= out->v[out->n - 1][1] + 1) {
+				if (v[1] > out->v[out->n - 1][1])
+					out->v[out->n - 1][1] = v[1];
+				continue;
+			}
+			r = ports_push(out, v[0], v[1]);
+		}
 		return r;
 	}
 	for (size_t i = 0; r == 0 && i < a->n; i++) {
 		uint32_t lo = a->v[i][0], hi = a->v[i][1];
 
-		for (size_t j = 0; r == 0 && j < b->n && lo <= hi; j++) {
+		for (size_t j = ports_first_ending_after(b, lo);
+		     r == 0 && j < b->n && b->v[j][0] <= hi && lo <= hi; j++) {
 			uint32_t blo = b->v[j][0], bhi = b->v[j][1];
 
-			if (bhi < lo || blo > hi)
-				continue;
 			if (op == PORTS_INTERSECT) {
 				r = ports_push(out, blo > lo ? blo : lo, bhi < hi ? bhi : hi);
 				continue;
@@ -215,7 +251,7 @@ typedef int (*emit_fn)(void *ctx, const struct tp_destination *target, uint8_t p
 		       uint32_t lo, uint32_t hi);
 
 static int emit_target(struct target *t, const struct ports *tcp_above,
-		       const struct ports *udp_above, emit_fn emit, void *ctx)
+		       const struct ports *udp_above, bool has_children, emit_fn emit, void *ctx)
 {
 	struct ports tcp = { 0 }, udp = { 0 }, both = { 0 }, tcp_only = { 0 }, udp_only = { 0 };
 	int r;
@@ -235,10 +271,14 @@ static int emit_target(struct target *t, const struct ports *tcp_above,
 		r = emit(ctx, t->first, TP_PROTO_TCP, tcp_only.v[i][0], tcp_only.v[i][1]);
 	for (size_t i = 0; r == 0 && i < udp_only.n; i++)
 		r = emit(ctx, t->first, TP_PROTO_UDP, udp_only.v[i][0], udp_only.v[i][1]);
-	/* What this target and those enclosing it allow, for the targets inside it. */
-	if (r == 0)
+	/*
+	 * What this target and those enclosing it allow, for the targets inside
+	 * it; only a target with children needs it, and it is freed when the
+	 * walk leaves the target, so at most one per nesting level is held.
+	 */
+	if (r == 0 && has_children)
 		r = ports_combine(&t->tcp, tcp_above, PORTS_UNION, &t->tcp_all);
-	if (r == 0)
+	if (r == 0 && has_children)
 		r = ports_combine(&t->udp, udp_above, PORTS_UNION, &t->udp_all);
 	ports_free(&tcp);
 	ports_free(&udp);
@@ -259,13 +299,20 @@ static int emit_blocks(struct target *t, size_t n, emit_fn emit, void *ctx)
 		return -ENOMEM;
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		const struct target *up;
+		bool has_children;
 
-		while (depth && !block_contains(t[stack[depth - 1]].first, t[i].first))
+		while (depth && !block_contains(t[stack[depth - 1]].first, t[i].first)) {
+			ports_free(&t[stack[depth - 1]].tcp_all);
+			ports_free(&t[stack[depth - 1]].udp_all);
 			depth--;
+		}
 		up = depth ? &t[stack[depth - 1]] : NULL;
-		r = emit_target(&t[i], up ? &up->tcp_all : &none, up ? &up->udp_all : &none, emit,
-				ctx);
-		stack[depth++] = i;
+		/* In tree order a target's first child, if any, comes right after it. */
+		has_children = i + 1 < n && block_contains(t[i].first, t[i + 1].first);
+		r = emit_target(&t[i], up ? &up->tcp_all : &none, up ? &up->udp_all : &none,
+				has_children, emit, ctx);
+		if (has_children)
+			stack[depth++] = i;
 	}
 	return r;
 }
@@ -275,41 +322,47 @@ static int target_name_compare(const void *key, const void *elem)
 	return strcmp(key, ((const struct target *)elem)->first->host);
 }
 
-/* Names: what the "*." wildcards above a name allow is removed from it. */
+/*
+ * Names: what the "*." wildcards above a name allow is removed from it, one
+ * wildcard at a time (a name has at most 126 of them), so no union of
+ * wildcards is ever built.
+ */
 static int emit_hosts(struct target *t, size_t n, emit_fn emit, void *ctx)
 {
+	const struct ports none = { 0 };
 	int r = 0;
 
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		const char *name = t[i].first->host;
 		const char *suffix = strncmp(name, "*.", 2) == 0 ? name + 2 : name;
-		struct ports tcp = { 0 }, udp = { 0 };
+		struct ports tcp = { 0 }, udp = { 0 }, next;
+		struct target left;
 
+		r = ports_combine(&t[i].tcp, &none, PORTS_UNION, &tcp);
+		if (r == 0)
+			r = ports_combine(&t[i].udp, &none, PORTS_UNION, &udp);
 		/* Every label suffix S of the name: "*.S" encloses it. */
 		for (const char *dot = strchr(suffix, '.'); r == 0 && dot; dot = strchr(dot + 1, '.')) {
-			_cleanup_free_ char *wildcard = NULL;
+			char wildcard[TP_HOST_MAX + 2];
 			const struct target *w;
-			struct ports next;
 
-			if (asprintf(&wildcard, "*%s", dot) < 0) {
-				wildcard = NULL;
-				r = -ENOMEM;
-				break;
-			}
+			if (snprintf(wildcard, sizeof(wildcard), "*%s", dot) >= (int)sizeof(wildcard))
+				continue;
 			w = bsearch(wildcard, t, n, sizeof(*t), target_name_compare);
 			if (!w)
 				continue;
-			r = ports_combine(&tcp, &w->tcp, PORTS_UNION, &next);
+			r = ports_combine(&tcp, &w->tcp, PORTS_MINUS, &next);
 			ports_free(&tcp);
 			tcp = next;
 			if (r == 0) {
-				r = ports_combine(&udp, &w->udp, PORTS_UNION, &next);
+				r = ports_combine(&udp, &w->udp, PORTS_MINUS, &next);
 				ports_free(&udp);
 				udp = next;
 			}
 		}
+		left = (struct target){ .first = t[i].first, .tcp = tcp, .udp = udp };
 		if (r == 0)
-			r = emit_target(&t[i], &tcp, &udp, emit, ctx);
+			r = emit_target(&left, &none, &none, false, emit, ctx);
 		ports_free(&tcp);
 		ports_free(&udp);
 	}

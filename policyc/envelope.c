@@ -236,16 +236,7 @@ static int check_limit(struct tp_schema *schema, const struct tp_schema_key *key
 
 /* ---- paths ------------------------------------------------------------- */
 
-static const char *const kernel_trees[] = { "/proc", "/sys", "/dev" };
-
-static bool path_within(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (strcmp(dir, "/") == 0)
-		return true;
-	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
-}
+#define path_within tp_path_within
 
 /*
  * Parses an absolute path value (workspace.path, workspace.source, an
@@ -451,6 +442,8 @@ static int check_root(struct tp_schema *schema, const struct tp_schema_key *key,
 static int check_workspace_path(struct tp_schema *schema, const struct tp_schema_key *key,
 				const struct yt_pair *pair)
 {
+	const char *tree;
+	bool kernel = false;
 	struct envelope_ctx *ctx = ctx_of(schema);
 	char *path = NULL;
 	int r = parse_absolute(schema, key, pair->value, &path);
@@ -466,15 +459,16 @@ static int check_workspace_path(struct tp_schema *schema, const struct tp_schema
 	}
 	/*
 	 * Beneath these, a "file" is a kernel interface (sysctl, sysrq, device
-	 * nodes, cgroup control files): making them writable is not a workspace.
+	 * nodes, cgroup control files) or the host's own software: making them
+	 * writable is not a workspace.
 	 */
-	for (size_t i = 0; i < ARRAY_SIZE(kernel_trees); i++) {
-		if (path_within(path, kernel_trees[i])) {
-			free(path);
-			return tp_schema_report(schema, pair->value,
-						"the workspace must not be in %s: files there are "
-						"kernel interfaces, not storage", kernel_trees[i]);
-		}
+	tree = tp_path_protected_tree(path, &kernel);
+	if (tree) {
+		free(path);
+		return tp_schema_report(schema, pair->value,
+					"the workspace must not be in %s: files there are %s, "
+					"not storage", tree,
+					kernel ? "kernel interfaces" : "the host's system software");
 	}
 	free(ctx->env->workspace_path);
 	ctx->env->workspace_path = path;
@@ -1396,11 +1390,14 @@ static int check_writable(struct envelope_ctx *ctx, const struct resolved *items
 	struct tp_schema *schema = &ctx->schema;
 	const struct tp_envelope *env = ctx->env;
 	_cleanup_free_ const char **writable = calloc(count + 1, sizeof(*writable));
+	_cleanup_free_ const char **inputs = calloc(count + 1, sizeof(*inputs));
 	char buf[TP_EXCERPT_MAX], buf2[TP_EXCERPT_MAX];
-	size_t n = 0;
+	size_t n = 0, input_count = 0;
+	const char *tree;
+	bool kernel = false;
 	int r = 0;
 
-	if (!writable)
+	if (!writable || !inputs)
 		return -ENOMEM;
 	for (size_t i = 0; i < count && r >= 0; i++) {
 		const struct resolved *it = &items[i];
@@ -1413,16 +1410,34 @@ static int check_writable(struct envelope_ctx *ctx, const struct resolved *items
 						"'%s' in '%s' would make the whole file system "
 						"writable", esc(buf, it->entry->path),
 						path_list_names[it->list]);
-		for (size_t k = 0; k < ARRAY_SIZE(kernel_trees) && r >= 0; k++)
-			if (path_within(it->path, kernel_trees[k]))
-				r = tp_schema_report_at(schema, it->entry->pos,
-							"'%s' in '%s' is in %s: files there are "
-							"kernel interfaces (sysctls, cgroups, "
-							"devices), never writable by a run",
-							esc(buf, it->path),
-							path_list_names[it->list], kernel_trees[k]);
+		tree = r >= 0 ? tp_path_protected_tree(it->path, &kernel) : NULL;
+		if (tree)
+			r = tp_schema_report_at(schema, it->entry->pos,
+						"'%s' in '%s' is in %s: files there are %s, never "
+						"writable by a run", esc(buf, it->path),
+						path_list_names[it->list], tree,
+						kernel ? "kernel interfaces (sysctls, cgroups, devices)"
+						       : "the host's system software");
 	}
 	qsort(writable, n, sizeof(*writable), string_ptr_compare);
+	for (size_t i = 0; i < count; i++)
+		if (items[i].list == 6)
+			inputs[input_count++] = items[i].path;
+	qsort(inputs, input_count, sizeof(*inputs), string_ptr_compare);
+	/* A write grant below an input: an input is read-only all the way down. */
+	for (size_t i = 0; i < count && r >= 0; i++) {
+		const char *input;
+
+		/* The default entry is the workspace: an input above it has its own message. */
+		if ((items[i].list != 1 && items[i].list != 4) || !items[i].entry->pos.line)
+			continue;
+		input = writable_cover(inputs, input_count, items[i].path);
+		if (input && strcmp(input, items[i].path) != 0)
+			r = tp_schema_report_at(schema, items[i].entry->pos,
+						"'%s' in '%s' is inside the input '%s', which is "
+						"read-only", esc(buf, items[i].path),
+						path_list_names[items[i].list], esc(buf2, input));
+	}
 	for (size_t i = 0; i < count && r >= 0; i++) {
 		const char *cover;
 
@@ -1444,10 +1459,9 @@ static int check_writable(struct envelope_ctx *ctx, const struct resolved *items
 	}
 	if (r >= 0 && env->audit_sink) {
 		const char *cover = writable_cover(writable, n, env->audit_sink);
-		bool kernel = false;
 
-		for (size_t k = 0; k < ARRAY_SIZE(kernel_trees); k++)
-			kernel |= path_within(env->audit_sink, kernel_trees[k]);
+		kernel = false;
+		tp_path_protected_tree(env->audit_sink, &kernel);
 		if (path_within(env->audit_sink, env->workspace_path))
 			r = tp_schema_report_at(schema, ctx->audit_sink_pos,
 						"the audit sink '%s' is inside the workspace, "

@@ -70,4 +70,12 @@ struct tp_policy;
  */
 int tp_policy_check_gaps(const struct tp_policy *policy, char *why, size_t why_len);
 
+/*
+ * The meaning a policy must have before anything uses it (validate.c): its
+ * gaps (above), no write grant on /, in a kernel or system tree or inside an
+ * input, no input and no audit sink the run could write.  0, or -EINVAL with
+ * the reason in `why`.
+ */
+int tp_policy_validate(const struct tp_policy *policy, char *why, size_t why_len);
+
 #endif

@@ -76,3 +76,38 @@ char *tp_entry_absolute(const char *workspace, const struct tp_path_entry *entry
 		return NULL;
 	return out;
 }
+
+const char *tp_path_protected_tree(const char *path, bool *kernel)
+{
+	/* Kernel interfaces: sysctls, sysrq, cgroup files, device nodes. */
+	static const char *const kernel_trees[] = { "/proc", "/sys", "/dev" };
+	/* Where the host's system software and its configuration live. */
+	static const char *const system_trees[] = {
+		"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot",
+	};
+
+	for (size_t i = 0; i < sizeof(kernel_trees) / sizeof(*kernel_trees); i++) {
+		if (tp_path_within(path, kernel_trees[i])) {
+			if (kernel)
+				*kernel = true;
+			return kernel_trees[i];
+		}
+	}
+	for (size_t i = 0; i < sizeof(system_trees) / sizeof(*system_trees); i++) {
+		if (tp_path_within(path, system_trees[i])) {
+			if (kernel)
+				*kernel = false;
+			return system_trees[i];
+		}
+	}
+	return NULL;
+}
+
+bool tp_path_within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return path[0] == '/';
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}

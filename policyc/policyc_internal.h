@@ -7,6 +7,7 @@
 #define TETHER_POLICYC_INTERNAL_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -81,6 +82,16 @@ void tp_text_position(const char *data, size_t offset, unsigned int *line,
  * when relative ("" is the workspace).  malloc'd; NULL when out of memory.
  */
 char *tp_entry_absolute(const char *workspace, const struct tp_path_entry *entry);
+
+/* Whether `path` is `dir` or below it, on component boundaries ("/" holds all). */
+bool tp_path_within(const char *path, const char *dir);
+
+/*
+ * The tree a run must never write that holds `path` ("/proc", "/sys" and
+ * "/dev": kernel interfaces, *kernel = true; "/etc", "/usr", "/bin", "/sbin",
+ * "/lib*", "/boot": the host's system software), or NULL.
+ */
+const char *tp_path_protected_tree(const char *path, bool *kernel);
 
 /*
  * Fills policy->net_rules and host_rules (unsorted) from the envelope's

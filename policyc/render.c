@@ -179,6 +179,20 @@ void tp_write_host_rule(FILE *out, const struct tp_host_rule *host)
 	write_ports_protocols(out, host->port_min, host->port_max, host->protocols);
 }
 
+/* Whether the block holds ::ffff:0.0.0.0/96, where IPv4 addresses are stored. */
+static bool covers_mapped_ipv4(const struct tp_net_rule *net)
+{
+	static const uint8_t mapped[16] = { [10] = 0xff, [11] = 0xff };
+
+	for (unsigned int bit = 0; bit < net->prefixlen; bit++) {
+		unsigned int mask = 0x80u >> (bit % 8);
+
+		if ((net->addr[bit / 8] & mask) != (mapped[bit / 8] & mask))
+			return false;
+	}
+	return true;
+}
+
 void tp_write_net_rule(FILE *out, const struct tp_net_rule *net)
 {
 	char cidr[TP_CIDR_TEXT_MAX];
@@ -189,6 +203,9 @@ void tp_write_net_rule(FILE *out, const struct tp_net_rule *net)
 	bracket = strchr(cidr, ':') && (net->port_min != 1 || net->port_max != 65535);
 	fprintf(out, bracket ? "[%s]" : "%s", cidr);
 	write_ports_protocols(out, net->port_min, net->port_max, net->protocols);
+	/* IPv4 is stored as ::ffff:a.b.c.d, so a wide IPv6 block holds every IPv4 address. */
+	if (net->prefixlen < 96 && covers_mapped_ipv4(net))
+		fputs(" (includes all of IPv4)", out);
 }
 
 /* ---- limits ---------------------------------------------------------------- */

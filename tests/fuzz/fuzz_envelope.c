@@ -11,6 +11,8 @@
  *
  *   - an envelope that parses and compiles encodes; its encoding decodes, and
  *     re-encodes to the same bytes (the digest is a function of the policy);
+ *     and the policy passes tp_policy_validate() (so the envelope checks and
+ *     the checks on loaded .tpol files agree);
  *   - any byte string tp_policy_decode() accepts re-encodes to itself (the
  *     decoder is strict: there is exactly one encoding of each policy);
  *   - the report, explain and diff writers handle every policy the library
@@ -27,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policyc/fields.h"
 #include "policyc/policy.h"
 
 #define FUZZ_NAME "fuzz.yaml"
@@ -77,6 +80,10 @@ static void check_round_trip(const struct tp_policy *policy)
 
 	if (tp_policy_encode(policy, &bytes, &len) < 0)
 		fail("a compiled policy does not encode");
+	if (tp_policy_validate(policy, why, sizeof(why)) < 0) {
+		fprintf(stderr, "fuzz_envelope: validate: %s\n", why);
+		fail("a compiled policy is not valid");
+	}
 	if (tp_policy_decode(bytes, len, &decoded, why, sizeof(why)) < 0) {
 		fprintf(stderr, "fuzz_envelope: decode: %s\n", why);
 		fail("the encoding of a compiled policy does not decode");

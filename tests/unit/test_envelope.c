@@ -176,7 +176,7 @@ Test(envelope, every_example_compiles_round_trips_and_matches_its_golden_reports
 			     path, why);
 		cr_assert_eq(tp_policy_encode(decoded, &again, &m), 0);
 		cr_expect(n == m && memcmp(bytes, again, n) == 0, "%s: decode(encode) differs", path);
-		cr_expect_eq(tp_policy_check_gaps(policy, why, sizeof(why)), 0, "%s: %s", path, why);
+		cr_expect_eq(tp_policy_validate(policy, why, sizeof(why)), 0, "%s: %s", path, why);
 
 		text = capture(tp_explain_write, policy);
 		golden(name, "explain", text);
@@ -647,4 +647,32 @@ Test(envelope, diff_goldens)
 	}
 	closedir(dir);
 	cr_expect_geq(checked, 2);
+}
+
+/* A .tpol is held to the envelope's rules when loaded: a tampered rule is refused. */
+Test(envelope, a_compiled_policy_that_writes_a_kernel_tree_is_refused)
+{
+	struct tp_policy *p = compile_text(BASE ACK);
+	char path[] = "/tmp/tether-test-XXXXXX";
+	struct tp_policy *loaded = NULL;
+	uint8_t *bytes = NULL;
+	size_t n = 0;
+	int fd;
+
+	cr_assert_eq(p->path_rule_count, 2);
+	cr_assert_str_eq(p->path_rules[1].path, "/ws");
+	free(p->path_rules[1].path);
+	p->path_rules[1].path = strdup("/sys/fs/cgroup");
+	cr_assert_eq(tp_policy_encode(p, &bytes, &n), 0);
+	fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, bytes, n), (ssize_t)n);
+	close(fd);
+	cr_expect_eq(tp_policy_load_file(path, &loaded, &diags), -EINVAL);
+	cr_assert_eq(diags.count, 1);
+	cr_expect_str_eq(diags.items[0].message, "not a valid compiled policy: it makes "
+			 "'/sys/fs/cgroup' writable, a kernel interface");
+	unlink(path);
+	free(bytes);
+	tp_policy_free(p);
 }

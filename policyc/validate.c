@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What a compiled policy must satisfy before anything uses it.
+ *
+ * A policy compiled here always does: tp_envelope_parse() refuses every
+ * envelope that would break a rule below.  A .tpol file can come from
+ * elsewhere (another tether version, a hand-made or tampered file); its
+ * decoder checks the form, this checks the meaning, in the kernel's view of
+ * the rules (each rule covers its path and everything beneath it).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "policyc/fields.h"
+#include "policyc/policyc_internal.h"
+
+static const char *esc_path(char buf[TP_EXCERPT_MAX], const char *path)
+{
+	return tp_excerpt(buf, path, strlen(path));
+}
+
+static int rule_path_compare(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct tp_path_rule *)elem)->path);
+}
+
+/* The rule the kernel applies to `path`: the longest rule path at or above it. */
+static const struct tp_path_rule *kernel_rule(const struct tp_policy *policy, const char *path)
+{
+	char prefix[PATH_MAX];
+	size_t len = strlen(path);
+
+	if (len >= sizeof(prefix))
+		return NULL;
+	memcpy(prefix, path, len + 1);
+	for (;;) {
+		const struct tp_path_rule *rule = bsearch(prefix, policy->path_rules,
+							  policy->path_rule_count,
+							  sizeof(*policy->path_rules),
+							  rule_path_compare);
+
+		if (rule)
+			return rule;
+		if (len <= 1)
+			return NULL;
+		while (len > 1 && prefix[len - 1] != '/')
+			len--;
+		len = len > 1 ? len - 1 : 1;
+		prefix[len] = '\0';
+	}
+}
+
+int tp_policy_validate(const struct tp_policy *policy, char *why, size_t why_len)
+{
+	char buf[TP_EXCERPT_MAX], buf2[TP_EXCERPT_MAX];
+	const struct tp_path_rule *rule;
+	bool kernel = false;
+	const char *tree;
+	int r;
+
+	r = tp_policy_check_gaps(policy, why, why_len);
+	if (r)
+		return r;
+	for (size_t i = 0; i < policy->path_rule_count; i++) {
+		const struct tp_path_rule *w = &policy->path_rules[i];
+
+		if (!(w->access & TETHER_ACCESS_WRITE))
+			continue;
+		tree = tp_path_protected_tree(w->path, &kernel);
+		if (strcmp(w->path, "/") == 0 || tree) {
+			snprintf(why, why_len, "it makes '%s' writable, %s", esc_path(buf, w->path),
+				 tree ? (kernel ? "a kernel interface" : "the host's system software")
+				      : "the whole file system");
+			return -EINVAL;
+		}
+		/* Below an input: an input is read-only all the way down. */
+		for (size_t j = 0; j < policy->input_count; j++) {
+			if (tp_path_within(w->path, policy->inputs[j].path)) {
+				snprintf(why, why_len, "it makes '%s' writable inside the input '%s'",
+					 esc_path(buf, w->path), esc_path(buf2, policy->inputs[j].path));
+				return -EINVAL;
+			}
+		}
+	}
+	for (size_t j = 0; j < policy->input_count; j++) {
+		rule = kernel_rule(policy, policy->inputs[j].path);
+		if (rule && (rule->access & TETHER_ACCESS_WRITE)) {
+			snprintf(why, why_len, "its input '%s' is writable through the rule for '%s'",
+				 esc_path(buf, policy->inputs[j].path), esc_path(buf2, rule->path));
+			return -EINVAL;
+		}
+	}
+	if (policy->audit_sink) {
+		tree = tp_path_protected_tree(policy->audit_sink, &kernel);
+		rule = kernel_rule(policy, policy->audit_sink);
+		if ((tree && kernel) || (rule && (rule->access & TETHER_ACCESS_WRITE)) ||
+		    tp_path_within(policy->audit_sink, policy->workspace)) {
+			snprintf(why, why_len, "its audit sink '%s' is %s",
+				 esc_path(buf, policy->audit_sink),
+				 tree && kernel ? "not a regular file" : "where the run could rewrite it");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
