@@ -67,6 +67,21 @@ static const char check_usage[] =
 	"                       'forbidden' items are listed as notes\n"
 	"Exits 0 when valid (and within the contract), 1 when not, 2 on a usage error.\n";
 
+/* Whether `path` starts with the compiled policy's magic. */
+static bool is_compiled_policy(const char *path)
+{
+	char magic[4];
+	FILE *f = fopen(path, "re");
+	bool yes;
+
+	if (!f)
+		return false;
+	yes = fread(magic, 1, sizeof(magic), f) == sizeof(magic) &&
+	      memcmp(magic, TP_FORMAT_MAGIC, sizeof(magic)) == 0;
+	fclose(f);
+	return yes;
+}
+
 static int check_contract(const char *contract_path, const char *envelope_path)
 {
 	struct tp_contract *contract = NULL;
@@ -121,6 +136,12 @@ int cmd_check(int argc, char **argv)
 	}
 	if (optind != argc - 1) {
 		fputs(check_usage, stderr);
+		return TETHER_EXIT_USAGE;
+	}
+	if (contract && is_compiled_policy(argv[optind])) {
+		fprintf(stderr, "tether check: --contract compares the envelope itself (YAML) with "
+				"the contract, not a compiled policy: give %s's source\n",
+			argv[optind]);
 		return TETHER_EXIT_USAGE;
 	}
 	if (policy_load(argv[optind], &policy) < 0)

@@ -452,7 +452,8 @@ static int prepare_workspace(struct run_ctx *ctx)
 	if (r) {
 		fprintf(stderr, "tether run: resolving the rules of %s: %s\n", ctx->opts.envelope,
 			strerror(-r));
-		return TETHER_EXIT_RUN_INVALID;
+		/* A link on a rule's path is the host's state, not the envelope's fault. */
+		return r == -ELOOP ? TETHER_EXIT_RUN_ERROR : TETHER_EXIT_RUN_INVALID;
 	}
 	ctx->rule_count = ctx->policy->path_rule_count;
 	return 0;
@@ -505,18 +506,52 @@ static void reclaim_orphans(struct run_ctx *ctx, const char *mount_point)
 	free(orphans);
 }
 
-/* Whether the audit file's directory is the workspace or beneath it. */
-static bool audit_path_in_workspace(const struct run_ctx *ctx)
+/*
+ * Whether the run could rewrite the audit file: when it lies in the
+ * workspace, or the rule the kernel applies to it grants write (the longest
+ * resolved rule path above it).  Returns NULL when the file is safe, else
+ * why not, with `where` naming the directory concerned.  A file that exists
+ * must be a regular one (not a device, FIFO or symlink).
+ */
+static const char *audit_path_unsafe(const struct run_ctx *ctx, char where[PATH_MAX])
 {
-	char copy[PATH_MAX], dir[PATH_MAX];
+	char copy[PATH_MAX], dir[PATH_MAX], path[PATH_MAX];
 	const char *ws = ctx->policy->workspace;	/* check_workspace: its own realpath */
-	size_t n = strlen(ws);
+	size_t best = 0, n = strlen(ws);
+	const struct tl_path_rule *rule = NULL;
+	struct stat st;
 
-	if (snprintf(copy, sizeof(copy), "%s", ctx->opts.audit_path) >= (int)sizeof(copy))
-		return false;
-	if (!realpath(dirname(copy), dir))
-		return false;
-	return strncmp(dir, ws, n) == 0 && (dir[n] == '/' || dir[n] == 0);
+	if (snprintf(copy, sizeof(copy), "%s", ctx->opts.audit_path) >= (int)sizeof(copy) ||
+	    !realpath(dirname(copy), dir))
+		return NULL;	/* opening it fails later, with the reason */
+	snprintf(copy, sizeof(copy), "%s", ctx->opts.audit_path);
+	if (snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", basename(copy)) >=
+	    (int)sizeof(path))
+		return NULL;
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		snprintf(where, PATH_MAX, "%s", path);
+		return "is not a regular file";
+	}
+	if (strncmp(dir, ws, n) == 0 && (dir[n] == '/' || dir[n] == 0)) {
+		snprintf(where, PATH_MAX, "%s", ws);
+		return "is inside the workspace";
+	}
+	for (size_t i = 0; i < ctx->rule_count; i++) {
+		const char *p = ctx->rules[i].path;
+		size_t len = strlen(p);
+		bool within = strcmp(p, "/") == 0 ||
+			      (strncmp(path, p, len) == 0 && (path[len] == '/' || path[len] == 0));
+
+		if (within && len >= best) {
+			best = len;
+			rule = &ctx->rules[i];
+		}
+	}
+	if (rule && (rule->access & TETHER_ACCESS_WRITE)) {
+		snprintf(where, PATH_MAX, "%s", rule->path);
+		return "is in a directory the run may write";
+	}
+	return NULL;
 }
 
 /* Everything up to, not including, the child: returns 0 or an exit status. */
@@ -536,11 +571,16 @@ static int setup(struct run_ctx *ctx)
 	r = prepare_workspace(ctx);
 	if (r)
 		return r;
-	if (ctx->opts.audit_path && audit_path_in_workspace(ctx)) {
-		fprintf(stderr, "tether run: --audit %s is inside the workspace %s, where the run "
-				"could rewrite its own audit records; write it elsewhere\n",
-			ctx->opts.audit_path, ctx->policy->workspace);
-		return TETHER_EXIT_RUN_USAGE;
+	if (ctx->opts.audit_path) {
+		char where[PATH_MAX];
+		const char *why = audit_path_unsafe(ctx, where);
+
+		if (why) {
+			fprintf(stderr, "tether run: the audit file %s %s (%s), where the run could "
+					"rewrite or redirect its own audit records; write it elsewhere\n",
+				ctx->opts.audit_path, why, where);
+			return TETHER_EXIT_RUN_USAGE;
+		}
 	}
 
 	/* Held until this run's cgroup exists and is locked: see runtime/cgroup.h. */

@@ -77,11 +77,32 @@ EOT
 tether run --envelope "$T/link.yaml" --run-id r9 -- /bin/sh -c "echo x > /srv/target/sub-x" \
 	2> "$T/r9.err"
 RC=$?
-if [ "$RC" -eq 121 ] && [ ! -e /srv/target/sub-x ] &&
+if [ "$RC" -eq 123 ] && [ ! -e /srv/target/sub-x ] &&
 	grep -q "the writable rule path /srv/link/sub leads to /srv/target/sub through a symbolic link" "$T/r9.err"; then
 	pass "a writable rule path through a symlink is refused and nothing runs"
 else
 	fail "symlinked write rule" "exit $RC: $(cat "$T/r9.err")"
+fi
+
+# --audit FILE where the run may write (not only in the workspace) is refused.
+mkdir -p /srv/rules-logs
+cat > "$T/logs.yaml" <<EOT
+sandbox:
+  filesystem:
+    root: read_only
+    workspace:
+      path: $W
+    write: [/srv/rules-logs/**]
+  acknowledge_unenforced: [filesystem.exec, network_egress.default]
+EOT
+tether run --envelope "$T/logs.yaml" --run-id r10 --audit /srv/rules-logs/a.jsonl -- /bin/true \
+	2> "$T/r10.err"
+RC=$?
+if [ "$RC" -eq 122 ] && [ ! -e /srv/rules-logs/a.jsonl ] &&
+	grep -q "is in a directory the run may write (/srv/rules-logs)" "$T/r10.err"; then
+	pass "--audit in a directory the run may write is refused"
+else
+	fail "--audit in a writable directory" "exit $RC: $(cat "$T/r10.err")"
 fi
 
 # A compiled policy runs like its envelope; the start record carries its
