@@ -15,7 +15,8 @@
  * Everything is then sorted in the orders policy.h documents, so the same
  * meaning always compiles to the same bytes (tpol.c) and the same digest.
  * tp_envelope_parse() has checked everything that can be wrong with an
- * envelope; compiling a parsed envelope fails only for lack of memory.
+ * envelope; compiling a parsed envelope fails only for lack of memory or
+ * when its destinations would multiply past the rule limit (destinations.c).
  */
 #include <errno.h>
 #include <stdbool.h>

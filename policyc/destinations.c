@@ -134,6 +134,8 @@ static int ports_combine(const struct ports *a, const struct ports *b, enum port
 			}
 			r = ports_push(out, v[0], v[1]);
 		}
+		if (r)
+			ports_free(out);
 		return r;
 	}
 	for (size_t i = 0; r == 0 && i < a->n; i++) {
@@ -154,6 +156,8 @@ static int ports_combine(const struct ports *a, const struct ports *b, enum port
 		if (r == 0 && op == PORTS_MINUS && lo <= hi)
 			r = ports_push(out, lo, hi);
 	}
+	if (r)
+		ports_free(out);	/* output only on success */
 	return r;
 }
 

@@ -310,22 +310,51 @@ static int parse_pattern(struct tp_schema *schema, const char *list, const struc
 	return 1;
 }
 
-static struct tp_path_list *path_list_of(struct tp_envelope *env, int which)
+/*
+ * The envelope's path lists, and (after them) the paths that take part in
+ * the whole-envelope checks as subtrees without being a list.
+ */
+enum path_list {
+	PL_READ,
+	PL_WRITE,
+	PL_EXEC,
+	PL_DENY,
+	PL_WORKSPACE_WRITE,
+	PL_LISTS,		/* the number of lists above */
+	PL_WORKSPACE = PL_LISTS,
+	PL_INPUTS,
+	PL_ROOT,
+	PL_COUNT,
+};
+
+static const char *const path_list_names[PL_COUNT] = {
+	[PL_READ] = "filesystem.read",
+	[PL_WRITE] = "filesystem.write",
+	[PL_EXEC] = "filesystem.exec",
+	[PL_DENY] = "filesystem.deny",
+	[PL_WORKSPACE_WRITE] = "filesystem.workspace.write",
+	[PL_WORKSPACE] = "filesystem.workspace.path",
+	[PL_INPUTS] = "filesystem.inputs",
+	[PL_ROOT] = "filesystem.root",
+};
+
+static struct tp_path_list *path_list_of(struct tp_envelope *env, enum path_list which)
 {
 	switch (which) {
-	case 0: return &env->read;
-	case 1: return &env->write;
-	case 2: return &env->exec;
-	case 3: return &env->deny;
-	default: return &env->workspace_write;
+	case PL_READ: return &env->read;
+	case PL_WRITE: return &env->write;
+	case PL_EXEC: return &env->exec;
+	case PL_DENY: return &env->deny;
+	case PL_WORKSPACE_WRITE: return &env->workspace_write;
+	default: abort();	/* not a list */
 	}
 }
 
-static const char *const path_list_names[] = {
-	"filesystem.read", "filesystem.write", "filesystem.exec", "filesystem.deny",
-	"filesystem.workspace.write", "filesystem.workspace.path", "filesystem.inputs",
-	"filesystem.root",
-};
+/* Whether list `l` grants writing (a write grant is what the checks below guard). */
+static bool grants_write(enum path_list l)
+{
+	return l == PL_WRITE || l == PL_WORKSPACE_WRITE;
+}
 
 static void path_list_clear(struct tp_path_list *list)
 {
@@ -373,7 +402,7 @@ static int check_path_list(struct tp_schema *schema, const struct tp_schema_key 
 
 	if (r <= 0)
 		return r;
-	if (key->arg == 4)
+	if (key->arg == PL_WORKSPACE_WRITE)
 		where = TP_PATTERN_RELATIVE;
 	path_list_clear(list);	/* workspace.write's default */
 	list->items = calloc(value->sequence.count ? value->sequence.count : 1,
@@ -390,7 +419,7 @@ static int check_path_list(struct tp_schema *schema, const struct tp_schema_key 
 			return r;
 		if (r == 0)
 			continue;
-		if (key->arg == 1 && entry.relative) {
+		if (key->arg == PL_WRITE && entry.relative) {
 			char buf[TP_EXCERPT_MAX];
 
 			r = tp_schema_report(schema, item,
@@ -410,9 +439,9 @@ static int check_path_list(struct tp_schema *schema, const struct tp_schema_key 
 				      path_entry_compare, path_entry_duplicate, NULL);
 	if (r < 0)
 		return r;
-	if (key->arg == 2)
+	if (key->arg == PL_EXEC)
 		ctx->exec_written = true;
-	if (key->arg == 3 && list->count)
+	if (key->arg == PL_DENY && list->count)
 		return add_gap(ctx->env, "filesystem.deny", tp_node_pos(pair->key));
 	return 0;
 }
@@ -506,7 +535,7 @@ static const struct tp_schema_key workspace_keys[] = {
 	TP_SCHEMA_KEY("source", check_workspace_source, false, 0),
 	TP_SCHEMA_KEY("mode", check_workspace_mode, false, 0),
 	TP_SCHEMA_KEY("max_bytes", check_limit, false, TP_LIMIT_WORKSPACE_BYTES),
-	TP_SCHEMA_KEY("write", check_path_list, false, 4),
+	TP_SCHEMA_KEY("write", check_path_list, false, PL_WORKSPACE_WRITE),
 };
 
 static int check_workspace(struct tp_schema *schema, const struct tp_schema_key *key,
@@ -640,10 +669,10 @@ static const struct tp_schema_key filesystem_keys[] = {
 	TP_SCHEMA_KEY("inputs", check_inputs, false, 0),
 	TP_SCHEMA_SUBMAPPING("workspace", check_workspace, true, workspace_keys,
 			     "sandbox.filesystem.workspace"),
-	TP_SCHEMA_KEY("read", check_path_list, false, 0),
-	TP_SCHEMA_KEY("write", check_path_list, false, 1),
-	TP_SCHEMA_KEY("exec", check_path_list, false, 2),
-	TP_SCHEMA_KEY("deny", check_path_list, false, 3),
+	TP_SCHEMA_KEY("read", check_path_list, false, PL_READ),
+	TP_SCHEMA_KEY("write", check_path_list, false, PL_WRITE),
+	TP_SCHEMA_KEY("exec", check_path_list, false, PL_EXEC),
+	TP_SCHEMA_KEY("deny", check_path_list, false, PL_DENY),
 	TP_SCHEMA_KEY("devices", check_devices, false, 0),
 };
 
@@ -1315,7 +1344,7 @@ static const struct tp_schema_key top_keys[] = {
 struct resolved {
 	char *path;
 	enum tp_path_kind kind;
-	int list;		/* index into path_list_names */
+	enum path_list list;
 	const struct tp_path_entry *entry;
 };
 
@@ -1331,7 +1360,7 @@ static int resolved_compare(const void *pa, const void *pb)
 		return a->entry->pos.line < b->entry->pos.line ? -1 : 1;
 	if (a->entry->pos.column != b->entry->pos.column)
 		return a->entry->pos.column < b->entry->pos.column ? -1 : 1;
-	return a->list - b->list;
+	return a->list < b->list ? -1 : a->list > b->list;
 }
 
 static void resolved_free(struct resolved *items, size_t count)
@@ -1364,19 +1393,14 @@ static const char *writable_cover(const char **sorted, size_t count, const char 
 	if (!count || len >= sizeof(prefix))
 		return NULL;
 	memcpy(prefix, path, len + 1);
-	for (;;) {
+	do {
 		const char *key = prefix;
 		const char **hit = bsearch(&key, sorted, count, sizeof(*sorted), string_ptr_compare);
 
 		if (hit)
 			return *hit;
-		if (len <= 1)
-			return NULL;
-		while (len > 1 && prefix[len - 1] != '/')
-			len--;
-		len = len > 1 ? len - 1 : 1;
-		prefix[len] = '\0';
-	}
+	} while (tp_path_parent(prefix, &len));
+	return NULL;
 }
 
 /*
@@ -1402,7 +1426,7 @@ static int check_writable(struct envelope_ctx *ctx, const struct resolved *items
 	for (size_t i = 0; i < count && r >= 0; i++) {
 		const struct resolved *it = &items[i];
 
-		if (it->list != 1 && it->list != 4)
+		if (!grants_write(it->list))
 			continue;
 		writable[n++] = it->path;
 		if (strcmp(it->path, "/") == 0)
@@ -1421,7 +1445,7 @@ static int check_writable(struct envelope_ctx *ctx, const struct resolved *items
 	}
 	qsort(writable, n, sizeof(*writable), string_ptr_compare);
 	for (size_t i = 0; i < count; i++)
-		if (items[i].list == 6)
+		if (items[i].list == PL_INPUTS)
 			inputs[input_count++] = items[i].path;
 	qsort(inputs, input_count, sizeof(*inputs), string_ptr_compare);
 	/* A write grant below an input: an input is read-only all the way down. */
@@ -1429,7 +1453,7 @@ static int check_writable(struct envelope_ctx *ctx, const struct resolved *items
 		const char *input;
 
 		/* The default entry is the workspace: an input above it has its own message. */
-		if ((items[i].list != 1 && items[i].list != 4) || !items[i].entry->pos.line)
+		if (!grants_write(items[i].list) || !items[i].entry->pos.line)
 			continue;
 		input = writable_cover(inputs, input_count, items[i].path);
 		if (input && strcmp(input, items[i].path) != 0)
@@ -1441,7 +1465,7 @@ static int check_writable(struct envelope_ctx *ctx, const struct resolved *items
 	for (size_t i = 0; i < count && r >= 0; i++) {
 		const char *cover;
 
-		if (items[i].list != 6)
+		if (items[i].list != PL_INPUTS)
 			continue;
 		cover = writable_cover(writable, n, items[i].path);
 		if (cover && strcmp(cover, items[i].path) == 0)
@@ -1491,7 +1515,7 @@ static int check_paths(struct envelope_ctx *ctx)
 	size_t count = 0, total = 0;
 	int r = 0;
 
-	for (int l = 0; l < 5; l++)
+	for (enum path_list l = 0; l < PL_LISTS; l++)
 		total += path_list_of(env, l)->count;
 	/* The workspace, the inputs and the root take part as subtrees. */
 	builtin = calloc(env->input_count + 2, sizeof(*builtin));
@@ -1513,11 +1537,12 @@ static int check_paths(struct envelope_ctx *ctx)
 			resolved_free(items, count);
 			return -ENOMEM;
 		}
-		items[count++] = (struct resolved){ copy, TP_PATH_SUBTREE, i == 0 ? 5 : i == 1 ? 7 : 6,
+		items[count++] = (struct resolved){ copy, TP_PATH_SUBTREE, i == 0 ? PL_WORKSPACE :
+						    i == 1 ? PL_ROOT : PL_INPUTS,
 						    &builtin[i] };
 	}
 
-	for (int l = 0; l < 5 && r >= 0; l++) {
+	for (enum path_list l = 0; l < PL_LISTS && r >= 0; l++) {
 		const struct tp_path_list *list = path_list_of(env, l);
 
 		for (size_t i = 0; i < list->count && r >= 0; i++) {
@@ -1538,7 +1563,7 @@ static int check_paths(struct envelope_ctx *ctx)
 				free(abs);
 				continue;
 			}
-			if (e->kind == TP_PATH_EXACT && l != 3 && e->pos.line)
+			if (e->kind == TP_PATH_EXACT && l != PL_DENY && e->pos.line)
 				r = add_gap(env, "filesystem.exact_paths", e->pos);
 			items[count++] = (struct resolved){ abs, e->kind, l, e };
 		}
@@ -1548,7 +1573,7 @@ static int check_paths(struct envelope_ctx *ctx)
 	qsort(items, count, sizeof(*items), resolved_compare);
 	for (size_t i = 1, first = 0; i < count && r >= 0; i++) {
 		const struct resolved *a = &items[first], *b = &items[i];
-		bool a_deny = a->list == 3, b_deny = b->list == 3;
+		bool a_deny = a->list == PL_DENY, b_deny = b->list == PL_DENY;
 
 		if (strcmp(a->path, b->path) != 0) {
 			first = i;
@@ -1665,7 +1690,7 @@ void tp_envelope_free(struct tp_envelope *env)
 	free(env->inputs);
 	free(env->workspace_path);
 	free(env->workspace_source);
-	for (int l = 0; l < 5; l++)
+	for (enum path_list l = 0; l < PL_LISTS; l++)
 		path_list_clear(path_list_of(env, l));
 	for (size_t i = 0; i < env->destination_count; i++)
 		free(env->destinations[i].host);

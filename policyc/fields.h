@@ -72,7 +72,7 @@ int tp_policy_check_gaps(const struct tp_policy *policy, char *why, size_t why_l
 
 /*
  * The meaning a policy must have before anything uses it (validate.c): its
- * gaps (above), no write grant on /, in a kernel or system tree or inside an
+ * gaps (above) and no gap this version does not have, no write grant on /, in a kernel or system tree or inside an
  * input, no input and no audit sink the run could write.  0, or -EINVAL with
  * the reason in `why`.
  */

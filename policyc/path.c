@@ -111,3 +111,17 @@ bool tp_path_within(const char *path, const char *dir)
 		return path[0] == '/';
 	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
+
+bool tp_path_parent(char *path, size_t *len)
+{
+	size_t n = *len;
+
+	if (n <= 1)
+		return false;
+	while (n > 1 && path[n - 1] != '/')
+		n--;
+	n = n > 1 ? n - 1 : 1;	/* "/a/b" -> "/a"; "/a" -> "/" */
+	path[n] = '\0';
+	*len = n;
+	return true;
+}

@@ -318,15 +318,18 @@ struct tp_policy {
 
 	char *audit_sink;		/* NULL: stderr */
 
-	/* Acknowledged gaps, by field name; only those that are gaps in this version. */
+	/* Acknowledged gaps, by field name: those the envelope triggers, all of them
+	 * gaps of this version (tp_policy_load_file() refuses a .tpol listing others). */
 	char **gaps;
 	size_t gap_count;
 };
 
 /*
- * Envelope -> policy.  Reports conflicting rules, rules the kernel cannot
- * hold, and unacknowledged gaps to `diags` (file name `name`), all at once;
- * -EINVAL when there was any.
+ * Envelope -> policy.  tp_envelope_parse() has reported everything that can
+ * be wrong with an envelope, so this fails only for an envelope that did not
+ * come from it (-EINVAL, no diagnostic), for lack of memory, or when the
+ * allowed destinations overlap so much that they would compile to more
+ * than a million rules (-EINVAL, with a diagnostic for file `name`).
  */
 int tp_policy_compile(const char *name, const struct tp_envelope *env,
 		      struct tp_policy **out, struct tp_diags *diags);

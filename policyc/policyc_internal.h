@@ -83,6 +83,12 @@ void tp_text_position(const char *data, size_t offset, unsigned int *line,
  */
 char *tp_entry_absolute(const char *workspace, const struct tp_path_entry *entry);
 
+/*
+ * Cuts the absolute, normalised `path` (of length *len) to its parent in
+ * place: "/a/b" -> "/a" -> "/".  False, leaving it alone, at "/".
+ */
+bool tp_path_parent(char *path, size_t *len);
+
 /* Whether `path` is `dir` or below it, on component boundaries ("/" holds all). */
 bool tp_path_within(const char *path, const char *dir);
 

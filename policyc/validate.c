@@ -32,10 +32,10 @@ static const struct tp_path_rule *kernel_rule(const struct tp_policy *policy, co
 	char prefix[PATH_MAX];
 	size_t len = strlen(path);
 
-	if (len >= sizeof(prefix))
+	if (!policy->path_rule_count || len >= sizeof(prefix))
 		return NULL;
 	memcpy(prefix, path, len + 1);
-	for (;;) {
+	do {
 		const struct tp_path_rule *rule = bsearch(prefix, policy->path_rules,
 							  policy->path_rule_count,
 							  sizeof(*policy->path_rules),
@@ -43,13 +43,8 @@ static const struct tp_path_rule *kernel_rule(const struct tp_policy *policy, co
 
 		if (rule)
 			return rule;
-		if (len <= 1)
-			return NULL;
-		while (len > 1 && prefix[len - 1] != '/')
-			len--;
-		len = len > 1 ? len - 1 : 1;
-		prefix[len] = '\0';
-	}
+	} while (tp_path_parent(prefix, &len));
+	return NULL;
 }
 
 int tp_policy_validate(const struct tp_policy *policy, char *why, size_t why_len)
@@ -63,6 +58,16 @@ int tp_policy_validate(const struct tp_policy *policy, char *why, size_t why_len
 	r = tp_policy_check_gaps(policy, why, why_len);
 	if (r)
 		return r;
+	/* And no more: every gap it lists is one this version has. */
+	for (size_t i = 0; i < policy->gap_count; i++) {
+		const struct tp_field_info *info = tp_field_find(policy->gaps[i]);
+
+		if (!info || !info->restricts || info->status != TP_NOT_ENFORCED) {
+			snprintf(why, why_len, "it acknowledges '%s', which is not a gap of this "
+				 "version", esc_path(buf, policy->gaps[i]));
+			return -EINVAL;
+		}
+	}
 	for (size_t i = 0; i < policy->path_rule_count; i++) {
 		const struct tp_path_rule *w = &policy->path_rules[i];
 

@@ -676,3 +676,32 @@ Test(envelope, a_compiled_policy_that_writes_a_kernel_tree_is_refused)
 	free(bytes);
 	tp_policy_free(p);
 }
+
+/* ... and so is one that lists a gap this version does not have. */
+Test(envelope, a_compiled_policy_with_an_unknown_gap_is_refused)
+{
+	struct tp_policy *p = compile_text(BASE ACK);
+	char path[] = "/tmp/tether-test-XXXXXX";
+	struct tp_policy *loaded = NULL;
+	uint8_t *bytes = NULL;
+	size_t n = 0;
+	char **gaps;
+	int fd;
+
+	gaps = realloc(p->gaps, (p->gap_count + 1) * sizeof(*gaps));
+	cr_assert_not_null(gaps);
+	p->gaps = gaps;
+	p->gaps[p->gap_count++] = strdup("zz.not_a_field");	/* sorts last */
+	cr_assert_eq(tp_policy_encode(p, &bytes, &n), 0);
+	fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, bytes, n), (ssize_t)n);
+	close(fd);
+	cr_expect_eq(tp_policy_load_file(path, &loaded, &diags), -EINVAL);
+	cr_assert_eq(diags.count, 1);
+	cr_expect_str_eq(diags.items[0].message, "not a valid compiled policy: it acknowledges "
+			 "'zz.not_a_field', which is not a gap of this version");
+	unlink(path);
+	free(bytes);
+	tp_policy_free(p);
+}
