@@ -115,7 +115,7 @@ int cmd_check(int argc, char **argv)
 	const char *contract = NULL;
 	struct tp_policy *policy = NULL;
 	bool report = false;
-	int c, status = TETHER_EXIT_OK;
+	int c, r, status = TETHER_EXIT_OK;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "rc:h", longopts, NULL)) != -1) {
@@ -147,8 +147,12 @@ int cmd_check(int argc, char **argv)
 	if (policy_load(argv[optind], &policy) < 0)
 		return TETHER_EXIT_INVALID;
 	printf("%s: ok\n", argv[optind]);
-	if (print_digest(policy, stdout) < 0)
+	r = print_digest(policy, stdout);
+	if (r < 0) {
+		fprintf(stderr, "tether check: encoding the policy of %s: %s\n", argv[optind],
+			strerror(-r));
 		status = TETHER_EXIT_INVALID;
+	}
 	/* Valid is not the same as enforced: say what the run goes without. */
 	if (policy->gap_count) {
 		printf("not enforced by this version (acknowledged):");
@@ -190,6 +194,8 @@ static int write_atomically(const char *path, const uint8_t *data, size_t len)
 
 		if (n < 0 && errno != EINTR)
 			r = -errno;
+		else if (n == 0)
+			r = -EIO;	/* a regular file never takes nothing */
 		else if (n > 0)
 			done += (size_t)n;
 	}
@@ -238,9 +244,10 @@ int cmd_compile(int argc, char **argv)
 	if (policy_load(argv[optind], &policy) < 0)
 		return TETHER_EXIT_INVALID;
 	r = tp_policy_encode(policy, &bytes, &len);
-	if (r == 0)
-		r = write_atomically(output, bytes, len);
 	if (r < 0) {
+		fprintf(stderr, "tether compile: encoding the policy of %s: %s\n", argv[optind],
+			strerror(-r));
+	} else if ((r = write_atomically(output, bytes, len)) < 0) {
 		fprintf(stderr, "tether compile: cannot write %s: %s\n", output, strerror(-r));
 	} else {
 		printf("%s: %zu bytes\n", output, len);
@@ -309,6 +316,8 @@ int cmd_diff(int argc, char **argv)
 		return TETHER_EXIT_DIFF_INVALID;
 	}
 	r = tp_diff_write(old_policy, new_policy, stdout, &widened);
+	if (r < 0)
+		fprintf(stderr, "tether diff: writing the comparison: %s\n", strerror(-r));
 	status = r < 0 ? TETHER_EXIT_DIFF_INVALID : widened ? 1 : TETHER_EXIT_OK;
 	tp_policy_free(old_policy);
 	tp_policy_free(new_policy);

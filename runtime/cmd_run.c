@@ -631,11 +631,24 @@ static int setup(struct run_ctx *ctx)
 	ctx->run_installed = true;
 
 	if (ctx->opts.audit_path) {
-		int fd = open(ctx->opts.audit_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		/*
+		 * O_NOFOLLOW and O_NONBLOCK, then a type check on what was opened:
+		 * audit_path_unsafe() looked at the name, but whoever can write its
+		 * directory could swap in a symlink or a FIFO since.
+		 */
+		int fd = open(ctx->opts.audit_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+			      O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
+		struct stat st;
 
+		if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+			close(fd);
+			fd = -1;
+			errno = EINVAL;
+		}
 		if (fd < 0 || !(ctx->audit_file = fdopen(fd, "a"))) {
 			fprintf(stderr, "tether run: opening audit file %s: %s\n",
-				ctx->opts.audit_path, strerror(errno));
+				ctx->opts.audit_path,
+				errno == EINVAL ? "not a regular file" : strerror(errno));
 			if (fd >= 0)
 				close(fd);
 			return TETHER_EXIT_RUN_ERROR;
@@ -797,6 +810,33 @@ static int supervise(struct run_ctx *ctx, int pidfd, int sigfd, int *wstatus)
 	}
 }
 
+/*
+ * The run's "start" record: what runs (argv[0] only: arguments may carry
+ * secrets), where, under which policy, and what that policy asks for that
+ * this version does not enforce.
+ */
+static void write_start_record(struct run_ctx *ctx)
+{
+	struct strbuf sb = { 0 };
+	int r;
+
+	r = sb_printf(&sb, "\"command\":");
+	r = r ?: sb_json_string(&sb, ctx->opts.argv[0], 1024);
+	r = r ?: sb_printf(&sb, ",\"cgroup_id\":%llu,\"run_slot\":%u,\"rules\":%zu,"
+			   "\"policy_digest\":\"%s\",\"unenforced\":[",
+			   (unsigned long long)ctx->cg.id, ctx->run.run_slot, ctx->rule_count,
+			   ctx->digest);
+	for (size_t i = 0; r == 0 && i < ctx->policy->gap_count; i++) {
+		r = sb_printf(&sb, "%s", i ? "," : "");
+		r = r ?: sb_json_string(&sb, ctx->policy->gaps[i], 256);
+	}
+	r = r ?: sb_printf(&sb, "]");
+	if (r)
+		fprintf(stderr, "tether run: formatting the start record: %s\n", strerror(-r));
+	audit_write_run_event(&ctx->audit, "start", r ? NULL : sb.data);
+	sb_free(&sb);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_ctx ctx = { .cg = { .dir_fd = -1, .lock_fd = -1 } };
@@ -840,27 +880,7 @@ int cmd_run(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &block, &old);
 	sigfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
 
-	{
-		char extra[8192];
-		struct strbuf sb = { 0 }, command = { 0 };
-
-		/* Only argv[0]: arguments may carry secrets. */
-		sb_json_string(&command, ctx.opts.argv[0], 1024);
-		/* Acknowledged gaps: what this run's policy asks for and does not get. */
-		sb_printf(&sb, ",\"unenforced\":[");
-		for (size_t i = 0; i < ctx.policy->gap_count; i++) {
-			sb_printf(&sb, "%s", i ? "," : "");
-			sb_json_string(&sb, ctx.policy->gaps[i], 256);
-		}
-		sb_printf(&sb, "]");
-		snprintf(extra, sizeof(extra), "\"command\":%s,\"cgroup_id\":%llu,\"run_slot\":%u,"
-			 "\"rules\":%zu,\"policy_digest\":\"%s\"%s",
-			 command.data ? command.data : "\"\"", (unsigned long long)ctx.cg.id,
-			 ctx.run.run_slot, ctx.rule_count, ctx.digest, sb.data ? sb.data : "");
-		sb_free(&sb);
-		sb_free(&command);
-		audit_write_run_event(&ctx.audit, "start", extra);
-	}
+	write_start_record(&ctx);
 
 	r = sigfd < 0 ? -errno : spawn(ctx.cg.dir_fd, ctx.opts.argv, &old, &pid, &pidfd, &errpipe);
 	if (r) {
