@@ -122,8 +122,8 @@ static int check_revision(struct tp_schema *schema, const struct tp_schema_key *
 
 	if (r <= 0)
 		return r;
-	if (value->scalar.len > 128)
-		return tp_schema_invalid(schema, key, value, "at most 128 characters");
+	if (value->scalar.len == 0 || value->scalar.len > 128)
+		return tp_schema_invalid(schema, key, value, "1 to 128 characters");
 	if (value->scalar.text[0] == '<' && value->scalar.text[value->scalar.len - 1] == '>')
 		return tp_schema_invalid(schema, key, value,
 					 "this is a placeholder: write the actual revision");
@@ -660,7 +660,7 @@ static int check_devices(struct tp_schema *schema, const struct tp_schema_key *k
 		return 0;
 	return tp_schema_report(schema, pair->value->sequence.items[0],
 				"'devices' must be [] in this version: runs get /dev/null, zero, "
-				"full, random, urandom, tty and their own pty, and no other "
+				"full, random, urandom, tty, ptmx and ptys, and no other "
 				"device");
 }
 
@@ -1647,7 +1647,9 @@ static int check_whole(struct envelope_ctx *ctx)
 	 * with a typo would otherwise also list every gap of the keys that were
 	 * lost to it, burying the real error.
 	 */
-	for (size_t i = 0; i < env->gap_count && schema->diags->count == ctx->first_diag; i++) {
+	if (schema->diags->count > ctx->first_diag)
+		return 0;
+	for (size_t i = 0; i < env->gap_count; i++) {
 		const struct tp_gap *gap = &env->gaps[i];
 		bool acknowledged = false;
 

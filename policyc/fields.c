@@ -75,8 +75,8 @@ const struct tp_field_info tp_fields[] = {
 	    "them, and a run that may write the directory above a denied path can rename that "
 	    "directory, taking the path out of its rule"),
 	ENFORCED("filesystem.devices", F,
-		 "BPF-LSM file_open by device number (null, zero, full, random, urandom, tty, ptys) "
-		 "and path_mknod: no other device can be opened for writing or created"),
+		 "BPF-LSM file_open by device number (null, zero, full, random, urandom, tty, ptmx, "
+		 "ptys) and path_mknod: no other device can be opened for writing or created"),
 	/* N */
 	GAP("network_egress.default", N,
 	    "the network is not confined by this version: a run can reach any destination"),

@@ -705,3 +705,17 @@ Test(envelope, a_compiled_policy_with_an_unknown_gap_is_refused)
 	free(bytes);
 	tp_policy_free(p);
 }
+
+/* Every unacknowledged gap of a file is reported, not only the first. */
+Test(envelope, every_unacknowledged_gap_is_reported)
+{
+	const char *text = BASE "  resources: {cpu: 2, memory_bytes: 1GiB}\n";
+	struct tp_envelope *env = NULL;
+
+	cr_assert_eq(tp_envelope_parse("t.yaml", text, strlen(text), &env, &diags), -EINVAL);
+	cr_assert_eq(diags.count, 4, "%s", diag_text());
+	cr_expect(strstr(diags.items[0].message, "'filesystem.exec'"));
+	cr_expect(strstr(diags.items[1].message, "'network_egress.default'"));
+	cr_expect(strstr(diags.items[2].message, "'resources.cpu'"));
+	cr_expect(strstr(diags.items[3].message, "'resources.memory_bytes'"));
+}

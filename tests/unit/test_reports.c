@@ -261,7 +261,7 @@ static const char rows_f_min[] =
 	"readable file can be executed, and files the run writes are not kept from executing "
 	"(no W^X)\n"
 	"  enforced                     filesystem.devices: BPF-LSM file_open by device number "
-	"(null, zero, full, random, urandom, tty, ptys) and path_mknod: no other device can be "
+	"(null, zero, full, random, urandom, tty, ptmx, ptys) and path_mknod: no other device can be "
 	"opened for writing or created\n"
 	"N: network egress\n"
 	"  NOT ENFORCED (acknowledged)  network_egress.default: the network is not confined by "
