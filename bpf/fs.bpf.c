@@ -545,12 +545,56 @@ int BPF_PROG(tether_path_mkdir, const struct path *dir, struct dentry *dentry, u
 	return check_entry(TETHER_FS_MKDIR, dir, dentry);
 }
 
+/*
+ * Moving or removing an existing object must not carry a narrower rule's
+ * path out of that rule: the object's own rule must grant write (a denied
+ * directory or a read-only carve-out stays where it is), and a directory the
+ * loader pinned (one above such a rule) can be neither moved nor removed.
+ */
+static __always_inline int check_move(struct tether_run *run, __u64 cgid, __u32 op,
+				      struct vfsmount *vfsmnt, struct dentry *dentry)
+{
+	struct tether_inode_key key = { .run_slot = run->run_slot };
+	struct inode *inode = BPF_CORE_READ(dentry, d_inode);
+	struct tether_path_rule *rule;
+	int err;
+
+	if (!inode)
+		return 0;
+	err = decide(run, cgid, op, vfsmnt, dentry, MATCH_OBJECT, TETHER_ACCESS_WRITE, -EACCES);
+	if (err)
+		return err;
+	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	key.ino = BPF_CORE_READ(inode, i_ino);
+	rule = bpf_map_lookup_elem(&inode_rules, &key);
+	if (rule && (rule->access & TETHER_ACCESS_PINNED))
+		return decide(run, cgid, op, vfsmnt, dentry, MATCH_OBJECT, 0, -EACCES);
+	return 0;
+}
+
+/* An entry of `dir` removed: the directory's rule, then the object's own. */
+static __always_inline int check_removal(__u32 op, const struct path *dir, struct dentry *dentry)
+{
+	struct vfsmount *vfsmnt = BPF_CORE_READ(dir, mnt);
+	struct tether_run *run;
+	__u64 cgid;
+	int err;
+
+	run = current_run(&cgid);
+	if (!run)
+		return 0;
+	err = decide(run, cgid, op, vfsmnt, dentry, MATCH_PARENT, TETHER_ACCESS_WRITE, -EACCES);
+	if (err)
+		return err;
+	return check_move(run, cgid, op, vfsmnt, dentry);
+}
+
 SEC("lsm/path_rmdir")
 int BPF_PROG(tether_path_rmdir, const struct path *dir, struct dentry *dentry, int ret)
 {
 	if (ret)
 		return ret;
-	return check_entry(TETHER_FS_RMDIR, dir, dentry);
+	return check_removal(TETHER_FS_RMDIR, dir, dentry);
 }
 
 SEC("lsm/path_unlink")
@@ -558,7 +602,7 @@ int BPF_PROG(tether_path_unlink, const struct path *dir, struct dentry *dentry, 
 {
 	if (ret)
 		return ret;
-	return check_entry(TETHER_FS_UNLINK, dir, dentry);
+	return check_removal(TETHER_FS_UNLINK, dir, dentry);
 }
 
 SEC("lsm/path_symlink")
@@ -614,8 +658,15 @@ int BPF_PROG(tether_path_rename, const struct path *old_dir, struct dentry *old_
 		     MATCH_PARENT, TETHER_ACCESS_WRITE, -EACCES);
 	if (err)
 		return err;
-	return decide(run, cgid, TETHER_FS_RENAME, BPF_CORE_READ(new_dir, mnt), new_dentry,
-		      MATCH_PARENT, TETHER_ACCESS_WRITE, -EACCES);
+	err = decide(run, cgid, TETHER_FS_RENAME, BPF_CORE_READ(new_dir, mnt), new_dentry,
+		     MATCH_PARENT, TETHER_ACCESS_WRITE, -EACCES);
+	if (err)
+		return err;
+	/* What moves, and what a rename over an existing name replaces (or exchanges). */
+	err = check_move(run, cgid, TETHER_FS_RENAME, BPF_CORE_READ(old_dir, mnt), old_dentry);
+	if (err)
+		return err;
+	return check_move(run, cgid, TETHER_FS_RENAME, BPF_CORE_READ(new_dir, mnt), new_dentry);
 }
 
 SEC("lsm/path_truncate")

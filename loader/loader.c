@@ -454,6 +454,21 @@ static int path_compare(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* Cuts an absolute path to its parent in place ("/a/b" -> "/a" -> "/"); false at "/". */
+static bool path_parent(char *path, size_t *len)
+{
+	size_t n = *len;
+
+	if (n <= 1)
+		return false;
+	while (n > 1 && path[n - 1] != '/')
+		n--;
+	n = n > 1 ? n - 1 : 1;
+	path[n] = '\0';
+	*len = n;
+	return true;
+}
+
 /*
  * Whether a proper ancestor of `path` (on component boundaries) is in
  * `writable`, sorted: then `path` is a carve-out below a writable tree.
@@ -466,13 +481,9 @@ static bool below_writable(const char *path, const char **writable, size_t count
 	if (!count || len >= sizeof(prefix))
 		return false;
 	memcpy(prefix, path, len + 1);
-	while (len > 1) {
+	while (path_parent(prefix, &len)) {
 		const char *key = prefix;
 
-		while (len > 1 && prefix[len - 1] != '/')
-			len--;
-		len = len > 1 ? len - 1 : 1;	/* "/a/b" -> "/a"; "/a" -> "/" */
-		prefix[len] = '\0';
 		if (bsearch(&key, writable, count, sizeof(*writable), path_compare))
 			return true;
 	}
@@ -513,6 +524,98 @@ static int install_inode_rule(struct tl_node *node, struct tl_run *run, struct t
 	rr->dev = ikey.dev;
 	rr->ino = ikey.ino;
 	return 0;
+}
+
+struct rule_ref {
+	const char *path;
+	size_t index;
+};
+
+static int rule_ref_compare(const void *a, const void *b)
+{
+	return strcmp(((const struct rule_ref *)a)->path, ((const struct rule_ref *)b)->path);
+}
+
+static int pin_add(struct tl_run *run, uint32_t dev, uint64_t ino)
+{
+	struct tl_run_pin *pins;
+
+	for (size_t i = 0; i < run->pin_count; i++)
+		if (run->pins[i].dev == dev && run->pins[i].ino == ino)
+			return 0;
+	pins = realloc(run->pins, (run->pin_count + 1) * sizeof(*pins));
+	if (!pins)
+		return -ENOMEM;
+	run->pins = pins;
+	run->pins[run->pin_count++] = (struct tl_run_pin){ .dev = dev, .ino = ino };
+	return 0;
+}
+
+/*
+ * A carve-out (a rule without write below a writable one: a denied path, an
+ * input) holds only while its path does, and renaming a directory above it
+ * would carry it out of its rule.  Every existing directory between a
+ * carve-out and "/" gets an inode rule marked TETHER_ACCESS_PINNED, with the
+ * access and rule id of the rule that covers it, so the decisions made by
+ * inode identity (xattrs, timestamps) stay as they were; the rename, unlink
+ * and rmdir hooks refuse to move or remove a pinned directory.
+ */
+static int pin_carve_outs(struct tl_node *node, struct tl_run *run,
+			  const struct tl_path_rule *rules, size_t rule_count,
+			  const char **writable, size_t writable_count, struct tl_error *err)
+{
+	struct rule_ref *refs = calloc(rule_count + 1, sizeof(*refs));
+	char prefix[TETHER_PATH_KEY_MAX + 1];
+	int r = 0;
+
+	if (!refs)
+		return fail(err, ENOMEM, "pinning carve-outs");
+	for (size_t i = 0; i < rule_count; i++)
+		refs[i] = (struct rule_ref){ rules[i].path, i };
+	qsort(refs, rule_count, sizeof(*refs), rule_ref_compare);
+
+	for (size_t i = 0; i < rule_count && r == 0; i++) {
+		size_t len = strlen(rules[i].path);
+
+		if ((rules[i].access & TETHER_ACCESS_WRITE) || len >= sizeof(prefix) ||
+		    !below_writable(rules[i].path, writable, writable_count))
+			continue;
+		memcpy(prefix, rules[i].path, len + 1);
+		while (r == 0 && path_parent(prefix, &len) && len > 1) {
+			struct tether_inode_key ikey = { .run_slot = run->run_slot };
+			struct tether_path_rule value = { 0 };
+			const struct rule_ref *cover = NULL;
+			char up[TETHER_PATH_KEY_MAX + 1];
+			size_t up_len = len;
+			struct stat st;
+
+			if (lstat(prefix, &st) < 0 || !S_ISDIR(st.st_mode))
+				continue;
+			/* The rule the kernel applies here: the longest rule path at or above. */
+			memcpy(up, prefix, len + 1);
+			do {
+				struct rule_ref key = { up, 0 };
+
+				cover = bsearch(&key, refs, rule_count, sizeof(*refs), rule_ref_compare);
+			} while (!cover && path_parent(up, &up_len));
+			if (!cover)
+				continue;
+			ikey.dev = kernel_dev(st.st_dev);
+			ikey.ino = st.st_ino;
+			/* A rule's own inode entry keeps its access; it only gains the pin. */
+			if (bpf_map_lookup_elem(node->inode_rules_fd, &ikey, &value)) {
+				value.access = rules[cover->index].access;
+				value.rule_id = (__u32)cover->index;
+			}
+			value.access |= TETHER_ACCESS_PINNED;
+			if (bpf_map_update_elem(node->inode_rules_fd, &ikey, &value, BPF_ANY))
+				r = fail(err, errno, "pinning %s", prefix);
+			else if ((r = pin_add(run, ikey.dev, ikey.ino)))
+				r = fail(err, -r, "pinning %s", prefix);
+		}
+	}
+	free(refs);
+	return r;
 }
 
 int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t run_flags,
@@ -571,6 +674,9 @@ int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t run_flags,
 		if (r)
 			goto fail;
 	}
+	r = pin_carve_outs(node, run, rules, rule_count, writable, writable_count, err);
+	if (r)
+		goto fail;
 	/* Last: from here on every hook in the run's cgroup enforces the rules above. */
 	value.run_slot = run->run_slot;
 	value.mode = TETHER_MODE_ENFORCE;
@@ -632,6 +738,15 @@ int tl_run_remove(struct tl_node *node, struct tl_run *run, struct tl_error *err
 		if (bpf_map_delete_elem(node->path_rules_fd, &key) && errno != ENOENT && !first)
 			first = fail(err, errno, "removing path rule %s", rr->path);
 	}
+	for (i = 0; i < run->pin_count; i++) {
+		struct tether_inode_key ikey = {
+			.run_slot = run->run_slot, .dev = run->pins[i].dev, .ino = run->pins[i].ino
+		};
+
+		if (bpf_map_delete_elem(node->inode_rules_fd, &ikey) && errno != ENOENT && !first)
+			first = fail(err, errno, "removing a pin of run slot %u", run->run_slot);
+	}
+	run->pin_count = 0;
 	for (i = 0; i < run->rule_count; i++)
 		free(run->rules[i].path);
 	run->rule_count = 0;
@@ -653,6 +768,9 @@ void tl_run_free(struct tl_run *run)
 	free(run->rules);
 	run->rules = NULL;
 	run->rule_count = 0;
+	free(run->pins);
+	run->pins = NULL;
+	run->pin_count = 0;
 	if (run->ring_fd >= 0)
 		close(run->ring_fd);
 	run->ring_fd = -1;

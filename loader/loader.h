@@ -71,12 +71,20 @@ struct tl_run_rule {
 };
 
 /* A run's map entries.  Filled by tl_run_install, removed by tl_run_remove. */
+/* An inode rule pinning a directory above a carve-out, for removal. */
+struct tl_run_pin {
+	uint32_t dev;
+	uint64_t ino;
+};
+
 struct tl_run {
 	uint64_t cgroup_id;
 	uint32_t run_slot;
 	int ring_fd;		/* this run's audit ring buffer */
 	size_t rule_count;	/* rules written, for removal */
 	struct tl_run_rule *rules;
+	size_t pin_count;	/* pinned directories written, for removal */
+	struct tl_run_pin *pins;
 	bool active;		/* runs[cgroup_id] written */
 };
 

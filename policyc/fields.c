@@ -71,9 +71,8 @@ const struct tp_field_info tp_fields[] = {
 	    "exec is not confined by this version: any readable file can be executed, and files "
 	    "the run writes are not kept from executing (no W^X)"),
 	GAP("filesystem.deny", F,
-	    "denied paths are not writable, but this version does not deny reading or executing "
-	    "them, and a run that may write the directory above a denied path can rename that "
-	    "directory, taking the path out of its rule"),
+	    "denied paths are not writable (nor can they, or a directory above them, be moved "
+	    "or removed), but this version does not deny reading or executing them"),
 	ENFORCED("filesystem.devices", F,
 		 "BPF-LSM file_open by device number (null, zero, full, random, urandom, tty, ptmx, "
 		 "ptys) and path_mknod: no other device can be opened for writing or created"),

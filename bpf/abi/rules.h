@@ -50,6 +50,12 @@ enum tether_access {
 	TETHER_ACCESS_READ  = 1u << 0,
 	TETHER_ACCESS_WRITE = 1u << 1,	/* write-open, truncate, chmod, chown, entry changes */
 	TETHER_ACCESS_EXEC  = 1u << 2,	/* reserved: exec confinement */
+	/*
+	 * Inode rules only: a directory above a carve-out (a rule without
+	 * write below a writable one).  It may not be renamed or removed, which
+	 * would carry the carve-out out of its rule.
+	 */
+	TETHER_ACCESS_PINNED = 1u << 3,
 };
 #define TETHER_ACCESS_ALL (TETHER_ACCESS_READ | TETHER_ACCESS_WRITE | TETHER_ACCESS_EXEC)
 

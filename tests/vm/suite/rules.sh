@@ -9,7 +9,7 @@
 W=/srv/rules
 ENV=$T/rules.yaml
 IN=/srv/rules-in
-mkdir -p "$W/rw/keys" "$IN"
+mkdir -p "$W/rw/keys" "$W/rw/deep/secret" "$W/rw/other" "$IN"
 echo secret > "$W/rw/keys/k"
 echo data > "$IN/data"
 echo old > "$W/rw/old"
@@ -21,10 +21,11 @@ sandbox:
     workspace:
       path: $W
       write: [rw/**]
-    deny: [rw/keys/**]
+    deny: [rw/keys/**, rw/deep/secret/**]
   acknowledge_unenforced: [filesystem.exec, network_egress.default, filesystem.deny]
 EOT
-# Compiled (sorted by path): 0 "/" RX, 1 $W R, 2 $IN R, 3 $W/rw RW, 4 $W/rw/keys -.
+# Compiled (sorted by path): 0 "/" RX, 1 $W R, 2 $IN R, 3 $W/rw RW,
+# 4 $W/rw/deep/secret -, 5 $W/rw/keys -.
 
 # ruled NAME ID OP PATH RULE RULE_PATH PROBE_ARGS...: denied with EACCES by rule RULE.
 ruled() {
@@ -48,12 +49,29 @@ in_run r1 ok write "$W/rw/new"
 ruled "workspace.write: the rest of the workspace is read-only" r2 create "$W/top" 1 "$W" \
 	write "$W/top"
 ruled "deny: a file in the denied subtree cannot be opened for writing" r3 open_write \
-	"$W/rw/keys/k" 4 "$W/rw/keys" append "$W/rw/keys/k"
+	"$W/rw/keys/k" 5 "$W/rw/keys" append "$W/rw/keys/k"
 ruled "an input is read-only" r4 open_write "$IN/data" 2 "$IN" append "$IN/data"
-ruled "deny holds for xattrs (decided by inode identity)" r5 setxattr "$W/rw/keys/k" 4 \
+ruled "deny holds for xattrs (decided by inode identity)" r5 setxattr "$W/rw/keys/k" 5 \
 	"$W/rw/keys" setxattr "$W/rw/keys/k"
-ruled "deny holds for timestamps (inode identity)" r6 utimes "$W/rw/keys/k" 4 \
+ruled "deny holds for timestamps (inode identity)" r6 utimes "$W/rw/keys/k" 5 \
 	"$W/rw/keys" utimes "$W/rw/keys/k"
+
+# A carve-out holds only while its path does: it cannot be moved, replaced
+# or removed, nor can any directory above it inside the writable part.
+ruled "a denied directory cannot be renamed out of its rule" r11 rename "$W/rw/keys" 5 \
+	"$W/rw/keys" rename "$W/rw/keys" "$W/rw/keys2"
+ruled "a denied directory cannot be exchanged with another (RENAME_EXCHANGE)" r12 rename \
+	"$W/rw/keys" 5 "$W/rw/keys" exchange "$W/rw/other" "$W/rw/keys"
+ruled "an empty denied directory cannot be removed" r13 rmdir "$W/rw/deep/secret" 4 \
+	"$W/rw/deep/secret" rmdir "$W/rw/deep/secret"
+in_run r14 EACCES rename "$W/rw/deep" "$W/rw/deep2"
+rec='{"seq":1,"run_id":"r14","kind":"fs","op":"rename","path":"/srv/rules/rw/deep","decision":"deny","errno":"EACCES","reason":"forbidden","uid":0,"comm":"fsprobe"}'
+[ "$RC" -eq 0 ] && [ -d "$W/rw/deep/secret" ] && expect_record r14 "$T/r14.audit" "$rec" &&
+	pass "a directory above a carve-out cannot be renamed (pinned)" ||
+	fail "pinned directory" "exit $RC"
+in_run r15 ok rename "$W/rw/other" "$W/rw/other2"
+[ "$RC" -eq 0 ] && [ -d "$W/rw/other2" ] && no_denials "$T/r15.audit" &&
+	pass "other directories in the writable part still move" || fail "plain rename" "exit $RC"
 in_run r7 ok setxattr "$W/rw/old"
 [ "$RC" -eq 0 ] && no_denials "$T/r7.audit" &&
 	pass "xattrs in the writable part are still allowed" || fail "xattr in rw" "exit $RC"
