@@ -112,16 +112,20 @@ bool tp_path_within(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
 
+size_t tp_path_parent_len(const char *path, size_t len)
+{
+	while (len > 0 && path[len - 1] != '/')
+		len--;
+	if (len > 1)
+		len--;
+	return len;
+}
+
 bool tp_path_parent(char *path, size_t *len)
 {
-	size_t n = *len;
-
-	if (n <= 1)
+	if (*len <= 1)
 		return false;
-	while (n > 1 && path[n - 1] != '/')
-		n--;
-	n = n > 1 ? n - 1 : 1;	/* "/a/b" -> "/a"; "/a" -> "/" */
-	path[n] = '\0';
-	*len = n;
+	*len = tp_path_parent_len(path, *len);
+	path[*len] = '\0';
 	return true;
 }

@@ -88,6 +88,8 @@ char *tp_entry_absolute(const char *workspace, const struct tp_path_entry *entry
  * place: "/a/b" -> "/a" -> "/".  False, leaving it alone, at "/".
  */
 bool tp_path_parent(char *path, size_t *len);
+/* The length of path[0..len)'s parent, without writing: "/a/b" -> 2, "/a" -> 1. */
+size_t tp_path_parent_len(const char *path, size_t len);
 
 /* Whether `path` is `dir` or below it, on component boundaries ("/" holds all). */
 bool tp_path_within(const char *path, const char *dir);

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "policyc/policy.h"
+#include "policyc/policyc_internal.h"
 #include "policyc/render_internal.h"
 #include "policyc/values.h"
 
@@ -110,16 +111,6 @@ ssize_t tp_rule_index_find(const struct tp_rule_index *index, const char *path, 
 	return -1;
 }
 
-/* The length of path[0..len)'s parent: "/a/b" -> "/a"; "/a" -> "/". */
-static size_t parent_len(const char *path, size_t len)
-{
-	while (len > 0 && path[len - 1] != '/')
-		len--;
-	if (len > 1)
-		len--;
-	return len;
-}
-
 ssize_t tp_rule_index_enclosing(const struct tp_rule_index *index, const char *path, size_t len)
 {
 	for (;;) {
@@ -127,7 +118,7 @@ ssize_t tp_rule_index_enclosing(const struct tp_rule_index *index, const char *p
 
 		if (rule >= 0 || len <= 1)
 			return rule;
-		len = parent_len(path, len);
+		len = tp_path_parent_len(path, len);
 	}
 }
 
@@ -141,7 +132,7 @@ ssize_t tp_rule_index_kernel_match(const struct tp_rule_index *index, const char
 			rule = tp_rule_index_find(index, path, len, TP_PATH_EXACT);
 		if (rule >= 0 || len <= 1)
 			return rule;
-		len = parent_len(path, len);
+		len = tp_path_parent_len(path, len);
 	}
 }
 
@@ -154,7 +145,7 @@ ssize_t tp_rule_index_parent(const struct tp_rule_index *index, size_t i)
 		return tp_rule_index_enclosing(index, rule->path, len);
 	if (len <= 1)
 		return -1;
-	return tp_rule_index_enclosing(index, rule->path, parent_len(rule->path, len));
+	return tp_rule_index_enclosing(index, rule->path, tp_path_parent_len(rule->path, len));
 }
 
 /* ---- destinations ---------------------------------------------------------- */

@@ -9,45 +9,28 @@
  * the rules (each rule covers its path and everything beneath it).
  */
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "policyc/fields.h"
 #include "policyc/policyc_internal.h"
+#include "policyc/render_internal.h"
 
 static const char *esc_path(char buf[TP_EXCERPT_MAX], const char *path)
 {
 	return tp_excerpt(buf, path, strlen(path));
 }
 
-static int rule_path_compare(const void *key, const void *elem)
+/* The rule the kernel applies to `path` (render.c's index, as tether diff uses it). */
+static const struct tp_path_rule *kernel_rule(const struct tp_rule_index *index, const char *path)
 {
-	return strcmp(key, ((const struct tp_path_rule *)elem)->path);
+	ssize_t i = tp_rule_index_kernel_match(index, path, strlen(path));
+
+	return i < 0 ? NULL : &index->rules[i];
 }
 
-/* The rule the kernel applies to `path`: the longest rule path at or above it. */
-static const struct tp_path_rule *kernel_rule(const struct tp_policy *policy, const char *path)
-{
-	char prefix[PATH_MAX];
-	size_t len = strlen(path);
-
-	if (!policy->path_rule_count || len >= sizeof(prefix))
-		return NULL;
-	memcpy(prefix, path, len + 1);
-	do {
-		const struct tp_path_rule *rule = bsearch(prefix, policy->path_rules,
-							  policy->path_rule_count,
-							  sizeof(*policy->path_rules),
-							  rule_path_compare);
-
-		if (rule)
-			return rule;
-	} while (tp_path_parent(prefix, &len));
-	return NULL;
-}
-
-int tp_policy_validate(const struct tp_policy *policy, char *why, size_t why_len)
+static int validate(const struct tp_policy *policy, const struct tp_rule_index *index,
+		    char *why, size_t why_len)
 {
 	char buf[TP_EXCERPT_MAX], buf2[TP_EXCERPT_MAX];
 	const struct tp_path_rule *rule;
@@ -90,7 +73,7 @@ int tp_policy_validate(const struct tp_policy *policy, char *why, size_t why_len
 		}
 	}
 	for (size_t j = 0; j < policy->input_count; j++) {
-		rule = kernel_rule(policy, policy->inputs[j].path);
+		rule = kernel_rule(index, policy->inputs[j].path);
 		if (rule && (rule->access & TETHER_ACCESS_WRITE)) {
 			snprintf(why, why_len, "its input '%s' is writable through the rule for '%s'",
 				 esc_path(buf, policy->inputs[j].path), esc_path(buf2, rule->path));
@@ -99,7 +82,7 @@ int tp_policy_validate(const struct tp_policy *policy, char *why, size_t why_len
 	}
 	if (policy->audit_sink) {
 		tree = tp_path_protected_tree(policy->audit_sink, &kernel);
-		rule = kernel_rule(policy, policy->audit_sink);
+		rule = kernel_rule(index, policy->audit_sink);
 		if ((tree && kernel) || (rule && (rule->access & TETHER_ACCESS_WRITE)) ||
 		    tp_path_within(policy->audit_sink, policy->workspace)) {
 			snprintf(why, why_len, "its audit sink '%s' is %s",
@@ -109,4 +92,16 @@ int tp_policy_validate(const struct tp_policy *policy, char *why, size_t why_len
 		}
 	}
 	return 0;
+}
+
+int tp_policy_validate(const struct tp_policy *policy, char *why, size_t why_len)
+{
+	struct tp_rule_index index;
+	int r = tp_rule_index_init(&index, policy);
+
+	if (r < 0)
+		return r;
+	r = validate(policy, &index, why, why_len);
+	tp_rule_index_free(&index);
+	return r;
 }
