@@ -34,6 +34,7 @@
 #define SOCKFS_MAGIC		0x534F434B
 #define ANON_INODE_FS_MAGIC	0x09041934
 #define PIDFS_MAGIC		0x50494446	/* 6.9+: pidfds are files of their own fs */
+#define NSFS_MAGIC		0x6e736673
 
 /*
  * The walk writes the path backwards into the first half of a 2 * PATH_MAX
@@ -55,7 +56,7 @@
 
 struct walk_scratch {
 	__u32 busy;
-	__u32 pad;
+	__u32 index;		/* this slot's key in walk_scratch */
 	char buf[2 * WALK_HALF];
 	struct tether_path_key key;
 	char key_slack[4];	/* lets key.path[i & 0xff] pass the verifier */
@@ -244,6 +245,7 @@ static __always_inline struct walk_scratch *claim_scratch(__u32 *slot)
 		struct walk_scratch *s = bpf_map_lookup_elem(&walk_scratch, &key);
 
 		if (s && __sync_val_compare_and_swap(&s->busy, 0, 1) == 0) {
+			s->index = i;
 			*slot = i;
 			return s;
 		}
@@ -263,6 +265,57 @@ enum match_kind {
 };
 
 /*
+ * mode: audit lets through what a path rule would deny; what no rule can
+ * grant (reason forbidden) protects the host and tether, and stays denied.
+ */
+static __always_inline bool relaxed(struct tether_run *run, __u32 reason)
+{
+	return run->mode == TETHER_MODE_AUDIT && reason != TETHER_REASON_FORBIDDEN;
+}
+
+/*
+ * What a denial returns: deny_err, or 0 where mode: audit only records it.
+ * deny_err is hidden from the compiler, which would otherwise turn
+ * "c ? 0 : -1" into a negation the verifier cannot bound, and LSM programs
+ * must provably return a value in [-MAX_ERRNO, 0].
+ */
+static __always_inline int verdict(struct tether_run *run, __u32 reason, int deny_err)
+{
+	asm volatile("" : "+r"(deny_err));
+	return relaxed(run, reason) ? 0 : deny_err;
+}
+
+/*
+ * Writes the path of the current task's executable into `exe`, using the
+ * scratch slot `s` (whose walk the caller no longer needs).  Left empty for
+ * tasks without one (kernel threads) or whose executable has no name in the
+ * caller's namespace.
+ */
+static __always_inline void fill_exe(char *exe, struct walk_scratch *s)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct file *exe_file = BPF_CORE_READ(task, mm, exe_file);
+	struct walk_ctx c = {};
+	__u32 pos, len;
+
+	if (!exe_file)
+		return;
+	c.slot = s->index;
+	if (resolve_path(BPF_CORE_READ(exe_file, f_path.mnt), BPF_CORE_READ(exe_file, f_path.dentry),
+			 &c))
+		return;
+	pos = c.pos;
+	if (pos > WALK_HALF)
+		pos = WALK_HALF;
+	len = WALK_HALF - pos;
+	if (len > TETHER_EVENT_PATH_MAX - 1)
+		len = TETHER_EVENT_PATH_MAX - 1;
+	if (bpf_probe_read_kernel(exe, TETHER_EVENT_PATH_MAX - 1, &s->buf[BOUNDED(pos, WALK_MASK)]))
+		return;
+	exe[BOUNDED(len, TETHER_EVENT_PATH_MAX - 1)] = 0;
+}
+
+/*
  * Reserves an fs record and fills everything but the path (left empty);
  * the caller may write the path, then submits.  NULL when the ring is full
  * (counted in audit_lost).
@@ -278,7 +331,8 @@ reserve_fs_event(struct tether_run *run, __u64 run_cgroup_id, __u32 op, __s32 er
 		return NULL;
 	fill_hdr(&ev->hdr, run, run_cgroup_id, TETHER_EVENT_FS, sizeof(*ev));
 	ev->op = op;
-	ev->decision = err ? TETHER_DECISION_DENY : TETHER_DECISION_ALLOW;
+	ev->decision = !err ? TETHER_DECISION_ALLOW
+		     : relaxed(run, reason) ? TETHER_DECISION_WOULD_DENY : TETHER_DECISION_DENY;
 	ev->err = err;
 	ev->reason = reason;
 	ev->rule_id = rule_id;
@@ -287,6 +341,7 @@ reserve_fs_event(struct tether_run *run, __u64 run_cgroup_id, __u32 op, __s32 er
 	ev->uid = (__u32)bpf_get_current_uid_gid();
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 	ev->path[0] = 0;
+	ev->exe[0] = 0;
 	return ev;
 }
 
@@ -315,6 +370,18 @@ static __always_inline void emit_fs_event(struct tether_run *run, __u64 run_cgro
 		bpf_probe_read_kernel(ev->path, TETHER_EVENT_PATH_MAX - 1, &s->buf[BOUNDED(pos, WALK_MASK)]);
 		ev->path[BOUNDED(n, TETHER_EVENT_PATH_MAX - 1)] = 0;
 	}
+	/* The path is copied: the walk's scratch can name the executable now. */
+	if (s) {
+		fill_exe(ev->exe, s);
+	} else {
+		__u32 slot;
+		struct walk_scratch *own = claim_scratch(&slot);
+
+		if (own) {
+			fill_exe(ev->exe, own);
+			release_scratch(own);
+		}
+	}
 	bpf_ringbuf_submit(ev, 0);
 }
 
@@ -335,8 +402,10 @@ static __always_inline bool in_same_run(struct task_struct *task, __u64 run_cgro
 
 /*
  * The decision for one operation of a run on (vfsmnt, dentry): 0 when a rule
- * grants `access`, else `deny_err` and an audit record.  `access` 0 marks an
- * operation no rule can grant.
+ * grants `access`, else `deny_err` (0 in mode: audit) and an audit record.
+ * `access` 0 marks an operation no rule can grant; TETHER_ACCESS_PROTECTED
+ * added to the requested bits, one that is refused as protected whatever the
+ * rules say (another process's /proc entries).
  */
 static __always_inline int decide(struct tether_run *run, __u64 run_cgroup_id, __u32 op,
 				  struct vfsmount *vfsmnt, struct dentry *dentry,
@@ -347,13 +416,15 @@ static __always_inline int decide(struct tether_run *run, __u64 run_cgroup_id, _
 	struct walk_scratch *s;
 	__u32 path_len, pos, match_len, reason;
 	__u32 rule_id = 0;
+	bool protected_obj = access & TETHER_ACCESS_PROTECTED;
 	int err;
 
+	access &= TETHER_ACCESS_ALL;
 	s = claim_scratch(&c.slot);
 	if (!s) {
 		emit_fs_event(run, run_cgroup_id, op, deny_err, TETHER_REASON_UNRESOLVED,
 			      0, access, NULL, 0, 0, 0);
-		return deny_err;
+		return verdict(run, TETHER_REASON_UNRESOLVED, deny_err);
 	}
 	err = resolve_path(vfsmnt, dentry, &c);
 	pos = c.pos;
@@ -367,6 +438,11 @@ static __always_inline int decide(struct tether_run *run, __u64 run_cgroup_id, _
 	if (!access) {
 		/* no rule can grant this operation; the walk only named it for the record */
 		reason = TETHER_REASON_FORBIDDEN;
+		goto deny;
+	}
+	if (protected_obj) {
+		reason = TETHER_REASON_PROTECTED;
+		rule_id = TETHER_RULE_NONE;
 		goto deny;
 	}
 
@@ -396,7 +472,9 @@ static __always_inline int decide(struct tether_run *run, __u64 run_cgroup_id, _
 
 	rule = bpf_map_lookup_elem(&path_rules, &s->key);
 	if (rule && (rule->access & access) == access) {
-		if (run->flags & TETHER_RUN_AUDIT_ALLOWED)
+		/* reads and exec mappings are too many to record; writes and execs are not */
+		if ((run->flags & TETHER_RUN_AUDIT_ALLOWED) &&
+		    ((access & TETHER_ACCESS_WRITE) || op == TETHER_FS_EXEC))
 			emit_fs_event(run, run_cgroup_id, op, 0, TETHER_REASON_RULE,
 				      rule->rule_id, access, s, pos, path_len, 0);
 		release_scratch(s);
@@ -404,7 +482,8 @@ static __always_inline int decide(struct tether_run *run, __u64 run_cgroup_id, _
 	}
 	reason = TETHER_REASON_DEFAULT_DENY;
 	if (rule) {
-		reason = TETHER_REASON_RULE;
+		reason = rule->access & TETHER_ACCESS_PROTECTED ? TETHER_REASON_PROTECTED
+								: TETHER_REASON_RULE;
 		rule_id = rule->rule_id;
 	}
 deny:
@@ -413,7 +492,7 @@ deny:
 		      reason == TETHER_REASON_UNRESOLVED && path_len == 0 ? NULL : s, pos,
 		      path_len, 0);
 	release_scratch(s);
-	return deny_err;
+	return verdict(run, reason, deny_err);
 }
 
 static __always_inline int check_path(__u32 op, const struct path *path, enum match_kind match)
@@ -447,12 +526,12 @@ static __always_inline int check_entry(__u32 op, const struct path *dir, struct 
 #define O_ACCMODE	00000003
 
 /*
- * The character devices every program expects to write: null, zero, full,
+ * The character devices every program expects to use: null, zero, full,
  * random, urandom (major 1), tty, ptmx (major 5) and ptys (136-143).  Decided
  * by device number, never by path: a node with these numbers anywhere is the
  * same device, and a node with other numbers is never one of them.
  */
-static __always_inline bool writable_device(umode_t mode, __u32 rdev)
+static __always_inline bool allowed_device(umode_t mode, __u32 rdev)
 {
 	__u32 major = rdev >> 20, minor = rdev & 0xfffff;
 
@@ -465,12 +544,43 @@ static __always_inline bool writable_device(umode_t mode, __u32 rdev)
 	return major >= 136 && major <= 143;
 }
 
+#define PROC_SUPER_MAGIC	0x9fa0
+#define __FMODE_EXEC		0x20	/* open_exec()'s open flag */
+
+/*
+ * Whether a /proc inode belongs to a process outside the run (/proc/PID/...
+ * and /proc/PID/task/TID/...): its command line, environment-adjacent status
+ * and maps tell the run about the host's other workloads.  An entry whose
+ * process has exited counts as outside.  Entries of no process (meminfo,
+ * /proc/sys) are decided by the path rules.
+ */
+static __always_inline bool proc_of_other_process(struct inode *inode, __u64 run_cgroup_id)
+{
+	struct proc_inode *pi =
+		(void *)inode - bpf_core_field_offset(struct proc_inode, vfs_inode);
+	struct pid *pid = BPF_CORE_READ(pi, pid);
+	struct hlist_node *first;
+	struct task_struct *task;
+
+	if (!pid)
+		return false;
+	first = BPF_CORE_READ(pid, tasks[PIDTYPE_PID].first);
+	if (!first)
+		return true;
+	task = (void *)first - bpf_core_field_offset(struct task_struct, pid_links[PIDTYPE_PID]);
+	return !in_same_run(task, run_cgroup_id);
+}
+
 SEC("lsm/file_open")
 int BPF_PROG(tether_file_open, struct file *file, int ret)
 {
+	struct vfsmount *vfsmnt;
+	struct dentry *dentry;
 	struct tether_run *run;
+	struct inode *inode;
 	unsigned long magic;
 	unsigned int flags;
+	__u32 access;
 	umode_t mode;
 	__u64 cgid;
 
@@ -480,35 +590,100 @@ int BPF_PROG(tether_file_open, struct file *file, int ret)
 	if (!run)
 		return 0;
 	/*
-	 * Anything but O_RDONLY counts as a write, access mode 3 ("ioctl only")
-	 * included, and so does O_TRUNC even on a read-only open: the kernel
+	 * O_RDONLY reads; anything else writes (access mode 3, "ioctl only",
+	 * included), and so does O_TRUNC even on a read-only open: the kernel
 	 * truncates after this hook and, from 6.2 on, asks file_truncate rather
-	 * than path_truncate.
+	 * than path_truncate.  O_PATH opens never reach this hook and can do
+	 * nothing a later open or exec would not be asked about.
+	 *
+	 * Exec: every file the kernel is about to execute is opened by
+	 * open_exec() with __FMODE_EXEC, whatever named it: execve, execveat
+	 * on an O_PATH fd, fexecve of a memfd (no name in our namespace:
+	 * denied as unresolved), a #! script's interpreter, an ELF binary's
+	 * PT_INTERP, binfmt_misc.  Deciding EXEC here covers them all, and
+	 * before the point of no return, so execve fails cleanly.
 	 */
 	flags = BPF_CORE_READ(file, f_flags);
-	if ((flags & O_ACCMODE) == 0 && !(flags & O_TRUNC))
-		return 0;
-	mode = BPF_CORE_READ(file, f_inode, i_mode);
+	if (flags & __FMODE_EXEC)
+		access = TETHER_ACCESS_EXEC;
+	else if ((flags & O_ACCMODE) == 0)
+		access = TETHER_ACCESS_READ;
+	else if ((flags & O_ACCMODE) == 1)
+		access = TETHER_ACCESS_WRITE;
+	else
+		access = TETHER_ACCESS_READ | TETHER_ACCESS_WRITE;
+	if (flags & O_TRUNC)
+		access |= TETHER_ACCESS_WRITE;
+	inode = BPF_CORE_READ(file, f_inode);
+	vfsmnt = BPF_CORE_READ(file, f_path.mnt);
+	dentry = BPF_CORE_READ(file, f_path.dentry);
+	mode = BPF_CORE_READ(inode, i_mode);
+	/* A device is what its number says, whatever path names it, for reads too. */
 	if ((mode & S_IFMT) == S_IFCHR || (mode & S_IFMT) == S_IFBLK) {
-		if (writable_device(mode, BPF_CORE_READ(file, f_inode, i_rdev)))
+		if (allowed_device(mode, BPF_CORE_READ(inode, i_rdev)))
 			return 0;
-		return decide(run, cgid, TETHER_FS_OPEN_DEVICE, BPF_CORE_READ(file, f_path.mnt),
-			      BPF_CORE_READ(file, f_path.dentry), MATCH_OBJECT, 0, -EACCES);
+		return decide(run, cgid, TETHER_FS_OPEN_DEVICE, vfsmnt, dentry, MATCH_OBJECT, 0,
+			      -EACCES);
 	}
 	/*
-	 * Re-opening an anonymous pipe or socket through /proc/PID/fd, or
-	 * making a pidfd (6.9+ opens it read-write on pidfs), changes no file;
-	 * another process's pipes are out of reach because /proc/PID/fd of a
-	 * process outside the run fails the ptrace check below, and pidfds of
-	 * outside processes give nothing ptrace would not.
+	 * Re-opening an anonymous pipe or socket through /proc/PID/fd, making
+	 * a pidfd (6.9+ opens it read-write on pidfs) or opening a namespace
+	 * file (/proc/self/ns/NAME) touches no file: another process's pipes and
+	 * namespaces are out of reach because /proc/PID/fd and /proc/PID/ns of a
+	 * process outside the run fail the ptrace check, setns is refused by
+	 * seccomp, and pidfds of outside processes give nothing ptrace would not.
 	 */
-	magic = BPF_CORE_READ(file, f_path.mnt, mnt_sb, s_magic);
+	magic = BPF_CORE_READ(inode, i_sb, s_magic);
 	if (magic == PIPEFS_MAGIC || magic == SOCKFS_MAGIC || magic == ANON_INODE_FS_MAGIC ||
-	    magic == PIDFS_MAGIC)
+	    magic == PIDFS_MAGIC || magic == NSFS_MAGIC)
 		return 0;
-	return decide(run, cgid, TETHER_FS_OPEN_WRITE, BPF_CORE_READ(file, f_path.mnt),
-		      BPF_CORE_READ(file, f_path.dentry), MATCH_OBJECT, TETHER_ACCESS_WRITE,
-		      -EACCES);
+	if (magic == PROC_SUPER_MAGIC && proc_of_other_process(inode, cgid))
+		access |= TETHER_ACCESS_PROTECTED;
+	return decide(run, cgid,
+		      access & TETHER_ACCESS_EXEC    ? TETHER_FS_EXEC
+		      : access & TETHER_ACCESS_WRITE ? TETHER_FS_OPEN_WRITE
+						     : TETHER_FS_OPEN_READ,
+		      vfsmnt, dentry, MATCH_OBJECT, access, -EACCES);
+}
+
+#define PROT_EXEC	0x4
+
+/*
+ * Executable file mappings need exec too, or a run would load a shared
+ * library it wrote (LD_PRELOAD, dlopen) where it may not exec.  The ELF
+ * loader's own mappings of a binary and its interpreter pass here as well.
+ * Anonymous executable memory (JITs) is not a file and is not confined.
+ */
+static __always_inline int check_exec_mapping(__u32 op, struct file *file, unsigned long prot)
+{
+	struct tether_run *run;
+	__u64 cgid;
+
+	if (!file || !(prot & PROT_EXEC))
+		return 0;
+	run = current_run(&cgid);
+	if (!run)
+		return 0;
+	return decide(run, cgid, op, BPF_CORE_READ(file, f_path.mnt),
+		      BPF_CORE_READ(file, f_path.dentry), MATCH_OBJECT, TETHER_ACCESS_EXEC, -EACCES);
+}
+
+SEC("lsm/mmap_file")
+int BPF_PROG(tether_mmap_file, struct file *file, unsigned long reqprot, unsigned long prot,
+	     unsigned long flags, int ret)
+{
+	if (ret)
+		return ret;
+	return check_exec_mapping(TETHER_FS_MMAP_EXEC, file, prot);
+}
+
+SEC("lsm/file_mprotect")
+int BPF_PROG(tether_file_mprotect, struct vm_area_struct *vma, unsigned long reqprot,
+	     unsigned long prot, int ret)
+{
+	if (ret)
+		return ret;
+	return check_exec_mapping(TETHER_FS_MPROTECT_EXEC, BPF_CORE_READ(vma, vm_file), prot);
 }
 
 SEC("lsm/path_mknod")
@@ -765,7 +940,7 @@ static __always_inline int check_by_identity(__u32 op, struct dentry *dentry)
 	if (!s) {
 		emit_fs_event(run, cgid, op, -EACCES, TETHER_REASON_UNRESOLVED, 0,
 			      TETHER_ACCESS_WRITE, NULL, 0, 0, 0);
-		return -EACCES;
+		return verdict(run, TETHER_REASON_UNRESOLVED, -EACCES);
 	}
 	c.dentry = dentry;
 	c.pos = WALK_HALF;
@@ -795,7 +970,8 @@ static __always_inline int check_by_identity(__u32 op, struct dentry *dentry)
 					       : TETHER_REASON_DEFAULT_DENY, 0,
 			      TETHER_ACCESS_WRITE, s, pos, path_len, TETHER_FS_PATH_FS_RELATIVE);
 	release_scratch(s);
-	return -EACCES;
+	/* every reason here is a rule's (or no rule's): relaxed in mode: audit */
+	return verdict(run, TETHER_REASON_RULE, -EACCES);
 }
 
 SEC("lsm/inode_setxattr")
@@ -1113,6 +1289,8 @@ int BPF_PROG(tether_bpf_kernel, int cmd, union bpf_attr *attr, unsigned int size
 static __always_inline int deny_kernel_load(__u32 op, struct file *file, const char *name)
 {
 	struct tether_fs_event *ev;
+	struct walk_scratch *s;
+	__u32 slot;
 	struct tether_run *run;
 	__u64 cgid;
 
@@ -1128,6 +1306,11 @@ static __always_inline int deny_kernel_load(__u32 op, struct file *file, const c
 	/* the module name goes where a path would: it says what was asked for */
 	if (name)
 		bpf_probe_read_kernel_str(ev->path, sizeof(ev->path), name);
+	s = claim_scratch(&slot);
+	if (s) {
+		fill_exe(ev->exe, s);
+		release_scratch(s);
+	}
 	bpf_ringbuf_submit(ev, 0);
 	return -EPERM;
 }

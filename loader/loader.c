@@ -618,7 +618,7 @@ static int pin_carve_outs(struct tl_node *node, struct tl_run *run,
 	return r;
 }
 
-int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t run_flags,
+int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t mode, uint32_t run_flags,
 		   const struct tl_path_rule *rules, size_t rule_count, struct tl_run *run,
 		   struct tl_error *err)
 {
@@ -630,6 +630,8 @@ int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t run_flags,
 	int r;
 
 	*run = (struct tl_run){ .cgroup_id = cgroup_id, .ring_fd = -1 };
+	if (mode != TETHER_MODE_ENFORCE && mode != TETHER_MODE_AUDIT)
+		return fail(err, EINVAL, "unknown run mode %u", mode);
 	run->rules = calloc(rule_count ? rule_count : 1, sizeof(*run->rules));
 	writable = calloc(rule_count ? rule_count : 1, sizeof(*writable));
 	if (!run->rules || !writable) {
@@ -679,7 +681,7 @@ int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t run_flags,
 		goto fail;
 	/* Last: from here on every hook in the run's cgroup enforces the rules above. */
 	value.run_slot = run->run_slot;
-	value.mode = TETHER_MODE_ENFORCE;
+	value.mode = mode;
 	value.flags = run_flags;
 	if (bpf_map_update_elem(node->runs_fd, &cgroup_id, &value, BPF_NOEXIST)) {
 		r = fail(err, errno, "registering run cgroup %llu", (unsigned long long)cgroup_id);

@@ -91,11 +91,11 @@ struct tl_run {
 /*
  * Claims a run slot, creates the run's audit ring, writes its path rules (and,
  * for each writable path that exists, its inode rule) and finally the
- * runs[cgroup_id] entry that turns enforcement on.  `run_flags` is a mask of
- * enum tether_run_flags.  On failure
+ * runs[cgroup_id] entry that turns enforcement on.  `mode` is an enum
+ * tether_run_mode, `run_flags` a mask of enum tether_run_flags.  On failure
  * everything written so far is removed again.
  */
-int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t run_flags,
+int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t mode, uint32_t run_flags,
 		   const struct tl_path_rule *rules, size_t rule_count, struct tl_run *run,
 		   struct tl_error *err);
 

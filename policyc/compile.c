@@ -168,8 +168,15 @@ static int resolve_effective(struct specs *s)
 		if ((eff & TETHER_ACCESS_WRITE) && !r->explicit_exec)
 			eff &= ~(uint32_t)TETHER_ACCESS_EXEC;
 		r->effective = eff;
+		/*
+		 * A rule at or below a protected path that its kernel parent is
+		 * above is what keeps the run's access there (a rule naming
+		 * /etc/shadow re-opens it; a workspace below /var/lib/tether stays
+		 * readable): never redundant.
+		 */
 		r->redundant = !r->is_root && kernel_parent && kernel_parent->effective == eff &&
-			       (!parent || parent->effective == eff);
+			       (!parent || parent->effective == eff) &&
+			       !tp_path_protected_between(kernel_parent->path, r->path);
 		if (r->kind == TP_PATH_SUBTREE)
 			model[model_depth++] = i;
 		kernel[kernel_depth++] = i;
@@ -393,7 +400,7 @@ int tp_policy_compile(const char *name, const struct tp_envelope *env,
 	normalized = tp_path_normalize(env->workspace_path);
 	if (!normalized || strcmp(normalized, env->workspace_path) != 0 ||
 	    strcmp(normalized, "/") == 0 || strlen(normalized) > TETHER_PATH_KEY_MAX - 1 ||
-	    env->mode != TP_MODE_ENFORCE)
+	    env->mode > TP_MODE_AUDIT)
 		return -EINVAL;
 
 	policy = calloc(1, sizeof(*policy));

@@ -441,8 +441,6 @@ static int check_path_list(struct tp_schema *schema, const struct tp_schema_key 
 		return r;
 	if (key->arg == PL_EXEC)
 		ctx->exec_written = true;
-	if (key->arg == PL_DENY && list->count)
-		return add_gap(ctx->env, "filesystem.deny", tp_node_pos(pair->key));
 	return 0;
 }
 
@@ -1220,10 +1218,7 @@ static int check_mode(struct tp_schema *schema, const struct tp_schema_key *key,
 
 	if (i < 0)
 		return tp_schema_enum_status(i);
-	if (i == TP_MODE_AUDIT)
-		return tp_schema_report(schema, pair->value,
-					"'mode: audit' is not supported by this version: runs "
-					"always enforce");
+	ctx_of(schema)->env->mode = (enum tp_mode)i;
 	return 0;
 }
 
@@ -1262,6 +1257,8 @@ static int check_acknowledged(struct tp_schema *schema, const struct tp_schema_k
 		if (item->kind == YT_SCALAR && !item->scalar.is_null &&
 		    !memchr(item->scalar.text, '\0', item->scalar.len))
 			info = tp_field_find(item->scalar.text);
+		if (info && tp_field_former_gap(info->field))
+			continue;	/* enforced now: nothing left to acknowledge */
 		if (!info || !info->restricts || info->status != TP_NOT_ENFORCED) {
 			if (item->kind == YT_SCALAR)
 				r = tp_schema_report(schema, item, "'%s' is not a field this "
@@ -1633,10 +1630,7 @@ static int check_whole(struct envelope_ctx *ctx)
 			break;
 		}
 	}
-	/* Restricting defaults: exec confinement (W^X) and default-deny egress. */
-	r = add_gap(env, "filesystem.exec", sandbox);
-	if (r < 0)
-		return r;
+	/* Restricting defaults: default-deny egress. */
 	r = add_gap(env, "network_egress.default",
 		    ctx->network_default_pos.line ? ctx->network_default_pos : sandbox);
 	if (r < 0)

@@ -4,14 +4,15 @@
 // execute, reach and consume, what it leaves behind, and what this version
 // does not enforce.  For example:
 //
+//   mode: audit: nothing a path rule denies is denied, only recorded
 //   may read:
-//     /**, except /ws/keys/** (not enforced: filesystem.deny)
+//     /**, except /ws/keys/**
+//     never the built-in protected paths (/etc/shadow, /root, /home, ...) unless named
 //   may write:
 //     /tmp/run/**
 //     /ws/src/**, except /ws/src/vendor/**
 //   may execute:
 //     /**, except /tmp/run/**, /ws/src/**
-//     NOT ENFORCED (acknowledged): exec is not confined by this version: ...
 //   may reach:
 //     api.github.com:443
 //     192.0.2.0/24
@@ -25,7 +26,9 @@
 //     workspace /ws (existing directory): kept after the run
 //     ...
 //   not enforced by this version (acknowledged):
-//     filesystem.exec: exec is not confined by this version: ...
+//     network_egress.default: the network is not confined by this version: ...
+//
+// The first line appears only in audit mode.
 //
 // Paths come from the compiled rules.  Each rule carries its effective access
 // (the compiler folds inheritance in), so a right is granted on the region of
@@ -125,17 +128,16 @@ static int write_paths(FILE *out, const struct tp_policy *policy, const struct t
 
 			fputs(first ? ", except " : ", ", out);
 			tp_write_rule_path(out, except->path, except->kind == TP_PATH_SUBTREE);
-			/* A rule without READ is a deny rule; this version denies only
-			 * writes there. */
-			if (bit != TETHER_ACCESS_WRITE && except->access == 0 &&
-			    tp_policy_has_gap(policy, "filesystem.deny"))
-				fputs(" (not enforced: filesystem.deny)", out);
 		}
 		fputc('\n', out);
 		any = true;
 	}
 	if (!any)
 		fputs("  nothing\n", out);
+	/* The runtime adds these (policyc/path.c); the policy re-opens one only by name. */
+	if (bit == TETHER_ACCESS_READ)
+		fputs("  never the built-in protected paths (/etc/shadow, /root, /home, ...) unless "
+		      "named\n", out);
 	return 0;
 }
 
@@ -176,7 +178,6 @@ static int write_filesystem(FILE *out, const struct tp_policy *policy)
 		if (rights[b].bit == TETHER_ACCESS_WRITE)
 			write_gap_note(out, policy, "filesystem.exact_paths");
 	}
-	write_gap_note(out, policy, "filesystem.exec");
 	r = 0;
 out:
 	tp_rule_index_free(&index);
@@ -309,6 +310,8 @@ int tp_explain_write(const struct tp_policy *policy, FILE *out)
 	if (!policy || !out)
 		return -EINVAL;
 
+	if (policy->mode == TP_MODE_AUDIT)
+		fputs("mode: audit: nothing a path rule denies is denied, only recorded\n", out);
 	r = write_filesystem(out, policy);
 	if (r < 0)
 		return r;

@@ -49,7 +49,10 @@ const struct tp_field_info tp_fields[] = {
 		 "BPF-LSM unix_stream_connect and unix_may_send: no unix socket outside the run"),
 	/* F */
 	ENFORCED("filesystem.root", F,
-		 "BPF-LSM file_open and path_* hooks: writes are denied wherever no rule grants them"),
+		 "BPF-LSM file_open, path_*, mmap_file and file_mprotect: "
+		 "the host tree is readable, never writable, and executable unless exec is given; "
+		 "the built-in protected paths (/etc/shadow, /root, /home, ...) and other "
+		 "processes' /proc entries are not even readable"),
 	ENFORCED("filesystem.inputs.path", F,
 		 "BPF-LSM: a rule without write access at the input's path"),
 	ENFORCED("filesystem.inputs.mode", F, "read_only: as filesystem.inputs.path"),
@@ -59,23 +62,24 @@ const struct tp_field_info tp_fields[] = {
 		 "BPF-LSM read and write rule; the controller creates the directory and refuses "
 		 "one reached through a symlink or below a directory others can write"),
 	ENFORCED("filesystem.read", F,
-		 "read grants hold: this version does not restrict reading, so every path is "
-		 "readable (see filesystem.deny)"),
+		 "BPF-LSM file_open: a read-only open (directories included) needs a rule that "
+		 "grants READ"),
 	ENFORCED("filesystem.workspace.write", F,
 		 "BPF-LSM write rules inside the workspace (longest prefix on component boundaries)"),
 	ENFORCED("filesystem.write", F, "BPF-LSM write rules (longest prefix on component boundaries)"),
 	GAP("filesystem.exact_paths", F,
 	    "kernel path rules in this version cover a path and everything beneath it, so an "
 	    "exact grant also grants what is created beneath that path"),
-	GAP("filesystem.exec", F,
-	    "exec is not confined by this version: any readable file can be executed, and files "
-	    "the run writes are not kept from executing (no W^X)"),
-	GAP("filesystem.deny", F,
-	    "denied paths are not writable (nor can they, or a directory above them, be moved "
-	    "or removed), but this version does not deny reading or executing them"),
+	ENFORCED("filesystem.exec", F,
+		 "BPF-LSM file_open of every file the kernel executes (binaries, #! and ELF "
+		 "interpreters), mmap_file and file_mprotect (PROT_EXEC file mappings): only where a "
+		 "rule grants EXEC; a writable path loses EXEC unless exec names it (W^X)"),
+	ENFORCED("filesystem.deny", F,
+		 "BPF-LSM: a rule that grants nothing: no read, write or exec beneath it, and "
+		 "neither it nor a directory above it can be renamed or removed"),
 	ENFORCED("filesystem.devices", F,
 		 "BPF-LSM file_open by device number (null, zero, full, random, urandom, tty, ptmx, "
-		 "ptys) and path_mknod: no other device can be opened for writing or created"),
+		 "ptys) and path_mknod: no other device can be opened or created"),
 	/* N */
 	GAP("network_egress.default", N,
 	    "the network is not confined by this version: a run can reach any destination"),
@@ -117,16 +121,30 @@ const struct tp_field_info tp_fields[] = {
 	GAP("image_digest", T,
 	    "tether starts the command from the host's file system; it does not pull or verify images"),
 	/* C */
-	ENFORCED("mode", C, "enforce: every hook denies what no rule grants"),
+	ENFORCED("mode", C,
+		 "enforce: every hook denies what no rule grants; audit: path rules allow and record "
+		 "what they would deny (decision would_deny), and what no rule can grant (mounts, "
+		 "bpf(), module loads, ptrace and signals outside the run) stays denied"),
 	RECORDED("runtime_revision", C, "recorded in the policy, its digest and the run record"),
 	ENFORCED("audit.sink", C,
 		 "JSON Lines from the run's own BPF ring buffer, with sequence numbers and a "
 		 "count of lost records"),
-	ENFORCED("audit.record_allowed", C, "records allowed write-opens as well as denials"),
+	ENFORCED("audit.record_allowed", C,
+		 "records allowed write operations and execs as well as denials"),
 	GAP("audit.fail_closed", C,
 	    "an allowed action whose record cannot be written is not denied by this version"),
 	{ 0 },
 };
+
+bool tp_field_former_gap(const char *field)
+{
+	static const char *const former[] = { "filesystem.exec", "filesystem.deny" };
+
+	for (size_t i = 0; i < sizeof(former) / sizeof(former[0]); i++)
+		if (strcmp(former[i], field) == 0)
+			return true;
+	return false;
+}
 
 const struct tp_field_info *tp_field_find(const char *field)
 {
@@ -148,23 +166,19 @@ int tp_policy_check_gaps(const struct tp_policy *policy, char *why, size_t why_l
 {
 	const char *needed[TP_LIMIT_COUNT + 24];
 	size_t n = 0;
-	bool deny = false, exact = false, digests = false;
+	bool exact = false, digests = false;
 
-	if (policy->mode != TP_MODE_ENFORCE) {
-		snprintf(why, why_len, "its mode is not 'enforce', the only mode this version runs");
+	if (policy->mode > TP_MODE_AUDIT) {
+		snprintf(why, why_len, "its mode %u is unknown", policy->mode);
 		return -EINVAL;
 	}
-	needed[n++] = "filesystem.exec";
 	needed[n++] = "network_egress.default";
 	for (size_t i = 0; i < policy->path_rule_count; i++) {
-		deny |= policy->path_rules[i].access == 0;
 		exact |= policy->path_rules[i].kind == TP_PATH_EXACT &&
 			 policy->path_rules[i].access != 0;
 	}
 	for (size_t i = 0; i < policy->input_count; i++)
 		digests |= policy->inputs[i].has_digest;
-	if (deny)
-		needed[n++] = "filesystem.deny";
 	if (exact)
 		needed[n++] = "filesystem.exact_paths";
 	if (digests)

@@ -57,6 +57,12 @@ extern const struct tp_field_info tp_fields[];
 extern const char tp_term_letters[TP_TERM_COUNT];	/* "KPFNIRTC" */
 extern const char *const tp_term_names[TP_TERM_COUNT];
 
+/*
+ * Whether `field` was a gap of an earlier version and is enforced now: an
+ * envelope may still acknowledge it, and the acknowledgement is dropped, so
+ * envelopes written for the earlier version keep compiling.
+ */
+bool tp_field_former_gap(const char *field);
 /* The row of `field` (exact name), or NULL. */
 const struct tp_field_info *tp_field_find(const char *field);
 

@@ -77,6 +77,34 @@ char *tp_entry_absolute(const char *workspace, const struct tp_path_entry *entry
 	return out;
 }
 
+const char *const tp_protected_paths[] = {
+	/* credentials and who may become root */
+	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
+	"/etc/sudoers", "/etc/sudoers.d",
+	"/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key",
+	"/etc/ssh/ssh_host_ed25519_key", "/etc/ssh/ssh_host_dsa_key",
+	/* people's files and mounted secrets */
+	"/root", "/home", "/run/secrets", "/var/run/secrets",
+	/* the kernel's own state: BPF objects (tether's pins), LSM and debug interfaces */
+	"/sys/fs/bpf", "/sys/kernel/security", "/sys/kernel/debug", "/sys/kernel/tracing",
+	"/proc/kcore", "/proc/kmsg",
+	/* the node agent's state and audit directories */
+	"/var/lib/tether", "/run/tether", "/var/log/tether",
+	NULL,
+};
+
+bool tp_path_protected_between(const char *parent, const char *path)
+{
+	for (size_t i = 0; tp_protected_paths[i]; i++) {
+		const char *p = tp_protected_paths[i];
+
+		if (tp_path_within(path, p) &&
+		    (!parent || (tp_path_within(p, parent) && strcmp(p, parent) != 0)))
+			return true;
+	}
+	return false;
+}
+
 const char *tp_path_protected_tree(const char *path, bool *kernel)
 {
 	/* Kernel interfaces: sysctls, sysrq, cgroup files, device nodes. */

@@ -66,7 +66,7 @@ struct tp_pos {
 
 enum tp_mode {
 	TP_MODE_ENFORCE = 0,
-	TP_MODE_AUDIT = 1,	/* allow and record: refused by this version */
+	TP_MODE_AUDIT = 1,	/* path rules allow and record what they would deny */
 };
 
 /* How a path entry matches: the path itself, or the path and all beneath it. */
@@ -410,6 +410,17 @@ int tp_contract_check(const struct tp_contract *contract, const char *env_name,
 		      const struct tp_envelope *env, struct tp_diags *diags, FILE *notes);
 
 /* ---- paths ------------------------------------------------------------- */
+
+/*
+ * The built-in protected set: paths no run may read, write or execute
+ * unless its policy has a rule on that exact path (a grant on /etc does not
+ * re-open /etc/shadow; a rule on /home/alice leaves the rest of /home
+ * protected).  The runtime installs one rule per entry whose resolved path
+ * no rule of the policy has, marked TETHER_ACCESS_PROTECTED; the compiler
+ * never drops as redundant a rule that such an entry would otherwise decide
+ * for.  NULL-terminated.
+ */
+extern const char *const tp_protected_paths[];
 
 /* Lexical normalisation of an absolute path: collapses "//" and ".", resolves
  * ".." lexically (never above "/"), strips a trailing "/".  Returns a malloc'd

@@ -100,6 +100,12 @@ bool tp_path_within(const char *path, const char *dir);
  * "/lib*", "/boot": the host's system software), or NULL.
  */
 const char *tp_path_protected_tree(const char *path, bool *kernel);
+/*
+ * Whether a protected path (tp_protected_paths) is `path` or encloses it and
+ * lies below `parent` (NULL: no enclosing rule): then the runtime's protected
+ * rule would decide for `path` unless `path` keeps a rule of its own.
+ */
+bool tp_path_protected_between(const char *parent, const char *path);
 
 /*
  * Fills policy->net_rules and host_rules (unsorted) from the envelope's

@@ -11,18 +11,17 @@
  *     enforced                     @syscalls: seccomp filter ...
  *     NOT ENFORCED                 @capabilities: capabilities are not dropped ...
  *   ...
- *   F: filesystem, mount, device and artifact isolation
- *     NOT ENFORCED (acknowledged)  filesystem.exec: exec is not confined ...
+ *   N: network egress
+ *     NOT ENFORCED (acknowledged)  network_egress.default: the network is not ...
  *   I: workload identity and credentials
  *     nothing set by this policy
  *   ...
  *
  *   acknowledged gaps:
- *     filesystem.exec
  *     network_egress.default
  *   other fields not enforced:
  *     @capabilities
- *   guarantee holds for: P T C; does not hold for: K F N; not claimed by this policy: I R
+ *   guarantee holds for: P F T C; does not hold for: K N; not claimed by this policy: I R
  *
  * A term does not hold when any row of it that applies is NOT_ENFORCED,
  * acknowledged or not: acknowledging a gap makes compiling succeed, it does
@@ -57,8 +56,8 @@ static bool any_rule_with(const struct tp_policy *policy, uint32_t mask, uint32_
  *   - built-in rows ('@'): always; they describe every run;
  *   - acknowledgeable gaps (NOT_ENFORCED with restricts): exactly when the
  *     policy lists the field among its gaps.  The compiler records every gap
- *     the envelope triggers (defaults included: network_egress.default,
- *     filesystem.exec) and refuses unacknowledged ones, so that list is the
+ *     the envelope triggers (defaults included: network_egress.default)
+ *     and refuses unacknowledged ones, so that list is the
  *     set of restrictions the policy asks for and does not get;
  *   - every other row: when the policy sets the field, or when the field is
  *     required or its default is itself a restriction the run relies on
@@ -81,7 +80,8 @@ static bool row_applies(const struct tp_policy *policy, const struct tp_field_in
 		return policy->input_count > 0;
 	/* Read-only rules other than the root, the workspace and the inputs
 	 * (which have their own rows).  Read grants inherit what encloses them,
-	 * so they survive compilation only where they add READ: below a deny. */
+	 * so they survive compilation only where they add READ (below a deny)
+	 * or name a path below a protected one. */
 	if (!strcmp(f, "filesystem.read")) {
 		for (size_t i = 0; i < policy->path_rule_count; i++) {
 			const struct tp_path_rule *rule = &policy->path_rules[i];
@@ -102,6 +102,12 @@ static bool row_applies(const struct tp_policy *policy, const struct tp_field_in
 	}
 	if (!strcmp(f, "filesystem.write"))
 		return any_rule_with(policy, TETHER_ACCESS_WRITE, TETHER_ACCESS_WRITE);
+	if (!strcmp(f, "filesystem.deny")) {
+		for (size_t i = 0; i < policy->path_rule_count; i++)
+			if (policy->path_rules[i].access == 0)
+				return true;
+		return false;
+	}
 	if (!strcmp(f, "network_egress.allowed_destinations"))
 		return policy->net_rule_count + policy->host_rule_count > 0;
 	if (!strcmp(f, "network_egress.dns"))
@@ -120,16 +126,23 @@ static bool row_applies(const struct tp_policy *policy, const struct tp_field_in
 }
 
 /*
- * The row's status for this policy.  Only "mode" depends on the policy: the
- * compiler refuses audit mode, but a decoded policy may still carry it, and
- * then no hook denies anything.
+ * The row's status for this policy.  Only "mode" depends on the policy: in
+ * audit mode the path rules deny nothing.
  */
 static enum tp_status row_status(const struct tp_policy *policy, const struct tp_field_info *row,
 				 const char **mechanism)
 {
 	*mechanism = row->mechanism;
 	if (!strcmp(row->field, "mode") && policy->mode != TP_MODE_ENFORCE) {
-		*mechanism = "audit: actions are allowed and recorded, nothing is denied";
+		*mechanism = "audit: what a path rule would deny is allowed and recorded (decision "
+			     "would_deny); only what no rule can grant is denied";
+		return TP_NOT_ENFORCED;
+	}
+	/* Path rules decide these rows; in audit mode they only record. */
+	if (policy->mode != TP_MODE_ENFORCE && row->status == TP_ENFORCED &&
+	    ((!strncmp(row->field, "filesystem.", 11) && strcmp(row->field, "filesystem.devices")) ||
+	     !strcmp(row->field, "@unix_sockets"))) {
+		*mechanism = "mode: audit: what this would deny is allowed and recorded";
 		return TP_NOT_ENFORCED;
 	}
 	return row->status;

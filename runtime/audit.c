@@ -142,6 +142,9 @@ const char *audit_fs_op_name(uint32_t op)
 		[TETHER_FS_UNIX_CONNECT] = "unix_connect", [TETHER_FS_UNIX_SEND] = "unix_send",
 		[TETHER_FS_BPF] = "bpf",		       [TETHER_FS_KERNEL_LOAD] = "kernel_load",
 		[TETHER_FS_MODULE_REQUEST] = "module_request", [TETHER_FS_SIGNAL] = "signal",
+		[TETHER_FS_OPEN_READ] = "open_read",	       [TETHER_FS_EXEC] = "exec",
+		[TETHER_FS_MMAP_EXEC] = "mmap_exec",
+		[TETHER_FS_MPROTECT_EXEC] = "mprotect_exec",
 	};
 
 	if (op < sizeof(names) / sizeof(names[0]) && names[op])
@@ -176,6 +179,22 @@ static const char *reason_name(uint32_t reason)
 		return "unresolved_path";
 	case TETHER_REASON_FORBIDDEN:
 		return "forbidden";
+	case TETHER_REASON_PROTECTED:
+		return "protected";
+	default:
+		return "unknown";
+	}
+}
+
+static const char *decision_name(uint32_t decision)
+{
+	switch (decision) {
+	case TETHER_DECISION_ALLOW:
+		return "allow";
+	case TETHER_DECISION_DENY:
+		return "deny";
+	case TETHER_DECISION_WOULD_DENY:
+		return "would_deny";
 	default:
 		return "unknown";
 	}
@@ -228,12 +247,22 @@ static int format_fs(const struct tether_fs_event *ev, const struct audit_stream
 		r |= sb_printf(out, ",\"path_truncated\":true");
 	if (ev->flags & TETHER_FS_PATH_FS_RELATIVE)
 		r |= sb_printf(out, ",\"path_scope\":\"filesystem\"");
-	r |= sb_printf(out, ",\"decision\":\"%s\"",
-		       ev->decision == TETHER_DECISION_DENY ? "deny" : "allow");
+	if (ev->access & TETHER_ACCESS_ALL)
+		r |= sb_printf(out, ",\"access\":\"%s%s%s%s%s\"",
+			       ev->access & TETHER_ACCESS_READ ? "read" : "",
+			       (ev->access & TETHER_ACCESS_READ) &&
+					       (ev->access & (TETHER_ACCESS_WRITE | TETHER_ACCESS_EXEC))
+				       ? "," : "",
+			       ev->access & TETHER_ACCESS_WRITE ? "write" : "",
+			       (ev->access & TETHER_ACCESS_WRITE) && (ev->access & TETHER_ACCESS_EXEC)
+				       ? "," : "",
+			       ev->access & TETHER_ACCESS_EXEC ? "exec" : "");
+	r |= sb_printf(out, ",\"decision\":\"%s\"", decision_name(ev->decision));
 	if (ev->err)
 		r |= sb_printf(out, ",\"errno\":\"%s\"", audit_errno_name(ev->err));
 	r |= sb_printf(out, ",\"reason\":\"%s\"", reason_name(ev->reason));
-	if (ev->reason == TETHER_REASON_RULE) {
+	if (ev->reason == TETHER_REASON_RULE ||
+	    (ev->reason == TETHER_REASON_PROTECTED && ev->rule_id != TETHER_RULE_NONE)) {
 		r |= sb_printf(out, ",\"rule\":%u", ev->rule_id);
 		if (ev->rule_id < st->rule_count && st->rule_paths[ev->rule_id]) {
 			r |= sb_printf(out, ",\"rule_path\":");
@@ -243,6 +272,8 @@ static int format_fs(const struct tether_fs_event *ev, const struct audit_stream
 	r |= sb_printf(out, ",\"pid\":%u,\"tgid\":%u,\"uid\":%u,\"comm\":", ev->hdr.pid,
 		       ev->hdr.tgid, ev->uid);
 	r |= sb_json_string(out, ev->comm, sizeof(ev->comm));
+	r |= sb_printf(out, ",\"exe\":");
+	r |= sb_json_string(out, ev->exe, sizeof(ev->exe));
 	r |= sb_printf(out, ",\"cgroup_id\":%llu}", (unsigned long long)ev->hdr.cgroup_id);
 	return r ? -ENOMEM : 0;
 }

@@ -230,7 +230,8 @@ static int resolve_prefix(const char *path, char out[PATH_MAX])
 	memcpy(prefix, path, len + 1);
 	for (;;) {
 		if (realpath(prefix, out)) {
-			const char *rest = path + len;	/* "" or "/missing/components" */
+			/* "" or "/missing/components"; at "/" the whole path is missing */
+			const char *rest = path + (len == 1 && strcmp(path, "/") != 0 ? 0 : len);
 			size_t n = strlen(out);
 
 			if (n + strlen(rest) >= PATH_MAX)
@@ -248,6 +249,15 @@ static int resolve_prefix(const char *path, char out[PATH_MAX])
 	}
 }
 
+/* Whether a rule of rules[0, n) has exactly `path`. */
+static bool rules_have_path(const struct tl_path_rule *rules, size_t n, const char *path)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(rules[i].path, path) == 0)
+			return true;
+	return false;
+}
+
 /*
  * The kernel side matches the resolved path of each object, so a rule must
  * name the resolved path too: a read or exec rule on /lib (a symlink to
@@ -256,26 +266,56 @@ static int resolve_prefix(const char *path, char out[PATH_MAX])
  * could plant the link (another user in /tmp, an earlier run in its
  * workspace) would choose what root makes writable.  check_workspace()
  * holds the workspace itself to more.
+ *
+ * The built-in protected set (tp_protected_paths) and the audit file follow
+ * the policy's rules, each unless a rule already has its resolved path: the
+ * policy re-opens a protected path only by naming it.  *count is set to the
+ * number of rules written.
  */
-static int resolve_rules(const struct tp_policy *pol, struct tl_path_rule **out)
+static int resolve_rules(const struct tp_policy *pol, const char *audit_path,
+			 struct tl_path_rule **out, size_t *count)
 {
-	struct tl_path_rule *rules = calloc(pol->path_rule_count ? pol->path_rule_count : 1,
-					    sizeof(*rules));
+	size_t extra = 2, max, n = 0;
+	struct tl_path_rule *rules;
 	char resolved[PATH_MAX];
 	int r = 0;
-	size_t i;
 
+	for (size_t i = 0; tp_protected_paths[i]; i++)
+		extra++;
+	max = pol->path_rule_count + extra;
+	rules = calloc(max, sizeof(*rules));
 	if (!rules)
 		return -ENOMEM;
-	for (i = 0; i < pol->path_rule_count && r == 0; i++) {
-		const char *p = pol->path_rules[i].path;
+	for (size_t i = 0; i < max && r == 0; i++) {
+		bool from_policy = i < pol->path_rule_count;
+		size_t k = i - pol->path_rule_count;
+		const char *p = from_policy ? pol->path_rules[i].path
+			      : tp_protected_paths[k] ? tp_protected_paths[k]
+			      : k == extra - 2 ? audit_path : NULL;
 
+		char absolute[PATH_MAX];
+
+		if (!p)
+			continue;
+		if (p[0] != '/') {	/* --audit relative to the working directory */
+			if (!getcwd(absolute, sizeof(absolute)))
+				r = -errno;
+			else if (strlen(absolute) + 1 + strlen(p) >= sizeof(absolute))
+				r = -ENAMETOOLONG;
+			if (r) {
+				fprintf(stderr, "tether run: resolving %s: %s\n", p, strerror(-r));
+				break;
+			}
+			strcat(strcat(absolute, "/"), p);
+			p = absolute;
+		}
 		r = resolve_prefix(p, resolved);
 		if (r) {
 			fprintf(stderr, "tether run: resolving rule path %s: %s\n", p, strerror(-r));
 			break;
 		}
-		if ((pol->path_rules[i].access & TETHER_ACCESS_WRITE) && strcmp(resolved, p) != 0) {
+		if (from_policy && (pol->path_rules[i].access & TETHER_ACCESS_WRITE) &&
+		    strcmp(resolved, p) != 0) {
 			fprintf(stderr,
 				"tether run: the writable rule path %s leads to %s through a "
 				"symbolic link; refusing to make the link's target writable (name "
@@ -283,27 +323,33 @@ static int resolve_rules(const struct tp_policy *pol, struct tl_path_rule **out)
 			r = -ELOOP;
 			break;
 		}
-		rules[i].path = strdup(resolved);
-		rules[i].access = pol->path_rules[i].access;
-		if (!rules[i].path) {
-			r = -ENOMEM;
-			break;
-		}
-		if (strlen(rules[i].path) + 1 > TETHER_PATH_KEY_MAX) {
+		if (!from_policy && rules_have_path(rules, n, resolved))
+			continue;
+		if (strlen(resolved) + 1 > TETHER_PATH_KEY_MAX) {
+			if (!from_policy)
+				continue;	/* no object can be named by it in the kernel either */
 			fprintf(stderr,
 				"tether run: rule path %s resolves to %s, longer than the %d bytes a "
-				"kernel path rule holds\n", p, rules[i].path, TETHER_PATH_KEY_MAX - 1);
+				"kernel path rule holds\n", p, resolved, TETHER_PATH_KEY_MAX - 1);
 			r = -ENAMETOOLONG;
 			break;
 		}
+		rules[n].path = strdup(resolved);
+		rules[n].access = from_policy ? pol->path_rules[i].access : TETHER_ACCESS_PROTECTED;
+		if (!rules[n].path) {
+			r = -ENOMEM;
+			break;
+		}
+		n++;
 	}
 	if (r) {
-		for (size_t j = 0; j < pol->path_rule_count; j++)
-			free((void *)rules[j].path);	/* calloc'd: unset ones are NULL */
+		for (size_t j = 0; j < n; j++)
+			free((void *)rules[j].path);
 		free(rules);
 		return r;
 	}
 	*out = rules;
+	*count = n;
 	return 0;
 }
 
@@ -448,14 +494,13 @@ static int prepare_workspace(struct run_ctx *ctx)
 		fprintf(stderr, "tether run: refusing the workspace: %s\n", why);
 		return TETHER_EXIT_RUN_ERROR;
 	}
-	r = resolve_rules(ctx->policy, &ctx->rules);
+	r = resolve_rules(ctx->policy, ctx->opts.audit_path, &ctx->rules, &ctx->rule_count);
 	if (r) {
 		fprintf(stderr, "tether run: resolving the rules of %s: %s\n", ctx->opts.envelope,
 			strerror(-r));
 		/* A link on a rule's path is the host's state, not the envelope's fault. */
 		return r == -ELOOP ? TETHER_EXIT_RUN_ERROR : TETHER_EXIT_RUN_INVALID;
 	}
-	ctx->rule_count = ctx->policy->path_rule_count;
 	return 0;
 }
 
@@ -536,7 +581,8 @@ static const char *audit_path_unsafe(const struct run_ctx *ctx, char where[PATH_
 		snprintf(where, PATH_MAX, "%s", ws);
 		return "is inside the workspace";
 	}
-	for (size_t i = 0; i < ctx->rule_count; i++) {
+	/* The policy's own rules come first; the protected ones after them grant nothing. */
+	for (size_t i = 0; i < ctx->policy->path_rule_count && i < ctx->rule_count; i++) {
 		const char *p = ctx->rules[i].path;
 		size_t len = strlen(p);
 		bool within = strcmp(p, "/") == 0 ||
@@ -621,7 +667,9 @@ static int setup(struct run_ctx *ctx)
 	}
 	ctx->cg_created = true;
 
+	/* tp_policy and the kernel number the modes alike (policyc/policy.h) */
 	r = tl_run_install(&ctx->node, ctx->cg.id,
+			   ctx->policy->mode == TP_MODE_AUDIT ? TETHER_MODE_AUDIT : TETHER_MODE_ENFORCE,
 			   ctx->opts.audit_allowed ? TETHER_RUN_AUDIT_ALLOWED : 0, ctx->rules,
 			   ctx->rule_count, &ctx->run, &err);
 	if (r) {
@@ -822,9 +870,10 @@ static void write_start_record(struct run_ctx *ctx)
 
 	r = sb_printf(&sb, "\"command\":");
 	r = r ?: sb_json_string(&sb, ctx->opts.argv[0], 1024);
-	r = r ?: sb_printf(&sb, ",\"cgroup_id\":%llu,\"run_slot\":%u,\"rules\":%zu,"
+	r = r ?: sb_printf(&sb, ",\"cgroup_id\":%llu,\"run_slot\":%u,\"mode\":\"%s\",\"rules\":%zu,"
 			   "\"policy_digest\":\"%s\",\"unenforced\":[",
-			   (unsigned long long)ctx->cg.id, ctx->run.run_slot, ctx->rule_count,
+			   (unsigned long long)ctx->cg.id, ctx->run.run_slot,
+			   ctx->policy->mode == TP_MODE_AUDIT ? "audit" : "enforce", ctx->rule_count,
 			   ctx->digest);
 	for (size_t i = 0; r == 0 && i < ctx->policy->gap_count; i++) {
 		r = sb_printf(&sb, "%s", i ? "," : "");

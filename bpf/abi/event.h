@@ -55,11 +55,16 @@ enum tether_fs_op {
 	TETHER_FS_KERNEL_LOAD = 30,	/* init_module, finit_module, firmware, kexec images */
 	TETHER_FS_MODULE_REQUEST = 31,	/* a module autoload; path holds the module name */
 	TETHER_FS_SIGNAL     = 32,	/* a signal to a process outside the run */
+	TETHER_FS_OPEN_READ  = 33,	/* an open for reading only, directories included */
+	TETHER_FS_EXEC       = 34,	/* execve/execveat/fexecve: a binary, a script or its interpreter */
+	TETHER_FS_MMAP_EXEC  = 35,	/* mmap of a file with PROT_EXEC (shared libraries) */
+	TETHER_FS_MPROTECT_EXEC = 36,	/* mprotect adding PROT_EXEC to a file mapping */
 };
 
 enum tether_decision {
 	TETHER_DECISION_ALLOW = 0,
 	TETHER_DECISION_DENY  = 1,
+	TETHER_DECISION_WOULD_DENY = 2,	/* mode: audit: allowed, enforce mode would deny */
 };
 
 /* Why the decision was made. */
@@ -68,6 +73,7 @@ enum tether_reason {
 	TETHER_REASON_DEFAULT_DENY = 1,	/* no rule grants the access */
 	TETHER_REASON_UNRESOLVED   = 2,	/* the path could not be resolved: denied */
 	TETHER_REASON_FORBIDDEN    = 3,	/* no rule can grant the operation (mounts) */
+	TETHER_REASON_PROTECTED    = 4,	/* a built-in protected path or another process's /proc */
 };
 
 #define TETHER_FS_PATH_TRUNCATED	(1u << 0)
@@ -95,15 +101,17 @@ struct tether_fs_event {
 	__u32 decision;		/* enum tether_decision */
 	__s32 err;		/* negative errno returned to the caller, 0 if allowed */
 	__u32 reason;		/* enum tether_reason */
-	__u32 rule_id;		/* valid when reason == TETHER_REASON_RULE */
+	__u32 rule_id;		/* reason RULE or PROTECTED; TETHER_RULE_NONE: no rule */
 	__u32 access;		/* requested enum tether_access bits */
 	__u32 flags;		/* TETHER_FS_PATH_TRUNCATED */
 	__u32 uid;
 	char comm[TETHER_COMM_LEN];
 	char path[TETHER_EVENT_PATH_MAX];	/* NUL-terminated */
+	/* the executable of the process that asked, resolved like path; "" if unknown */
+	char exe[TETHER_EVENT_PATH_MAX];
 };
 
 _Static_assert(sizeof(struct tether_event_hdr) == 40, "event header layout");
-_Static_assert(sizeof(struct tether_fs_event) == 40 + 32 + 16 + 256, "fs event layout");
+_Static_assert(sizeof(struct tether_fs_event) == 40 + 32 + 16 + 256 + 256, "fs event layout");
 
 #endif

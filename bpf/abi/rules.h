@@ -49,23 +49,35 @@
 enum tether_access {
 	TETHER_ACCESS_READ  = 1u << 0,
 	TETHER_ACCESS_WRITE = 1u << 1,	/* write-open, truncate, chmod, chown, entry changes */
-	TETHER_ACCESS_EXEC  = 1u << 2,	/* reserved: exec confinement */
+	TETHER_ACCESS_EXEC  = 1u << 2,	/* execve, execveat, mmap/mprotect with PROT_EXEC */
 	/*
 	 * Inode rules only: a directory above a carve-out (a rule without
 	 * write below a writable one).  It may not be renamed or removed, which
 	 * would carry the carve-out out of its rule.
 	 */
 	TETHER_ACCESS_PINNED = 1u << 3,
+	/*
+	 * Path rules only: a built-in protected path (/etc/shadow, /root, ...)
+	 * that the runtime adds to every run.  It grants nothing; a denial it
+	 * decides is recorded with reason "protected" instead of "rule".
+	 */
+	TETHER_ACCESS_PROTECTED = 1u << 4,
 };
 #define TETHER_ACCESS_ALL (TETHER_ACCESS_READ | TETHER_ACCESS_WRITE | TETHER_ACCESS_EXEC)
 
 enum tether_run_mode {
 	TETHER_MODE_ENFORCE = 0,
-	TETHER_MODE_AUDIT   = 1,	/* reserved: allow and record */
+	/*
+	 * Allow and record what a path rule would deny (decision "would_deny").
+	 * Operations no rule can grant (mounts, bpf(), module loads, device
+	 * nodes, ptrace and signals outside the run) stay denied: they protect
+	 * the host and tether itself, not the policy under trial.
+	 */
+	TETHER_MODE_AUDIT   = 1,
 };
 
 enum tether_run_flags {
-	/* Record allowed write operations too, not only denials. */
+	/* Record allowed write operations and execs too, not only denials. */
 	TETHER_RUN_AUDIT_ALLOWED = 1u << 0,
 };
 
@@ -97,6 +109,9 @@ struct tether_inode_key {
 	__u32 dev;
 	__u64 ino;
 };
+
+/* rule_id of a decision no rule made (a /proc/PID of another process). */
+#define TETHER_RULE_NONE	0xffffffffu
 
 struct tether_path_rule {
 	__u32 access;		/* enum tether_access mask */

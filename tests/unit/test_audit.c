@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bpf/abi/event.h"
+#include "bpf/abi/rules.h"
 #include "runtime/audit.h"
 
 static char *json(const char *s, size_t max)
@@ -63,8 +64,10 @@ static struct tether_fs_event sample(void)
 	ev.decision = TETHER_DECISION_DENY;
 	ev.err = -13;
 	ev.reason = TETHER_REASON_DEFAULT_DENY;
+	ev.access = TETHER_ACCESS_WRITE;
 	strcpy(ev.comm, "sh");
 	strcpy(ev.path, "/etc/\"x\"");
+	strcpy(ev.exe, "/bin/sh");
 	return ev;
 }
 
@@ -82,9 +85,44 @@ Test(audit, formats_fs_record)
 	cr_assert_not_null(after_time);
 	cr_assert_str_eq(after_time + 3,
 			 "\"run_id\":\"run-1\",\"kind\":\"fs\",\"op\":\"open_write\","
-			 "\"path\":\"/etc/\\\"x\\\"\",\"decision\":\"deny\",\"errno\":\"EACCES\","
-			 "\"reason\":\"default_deny\",\"pid\":10,\"tgid\":9,\"uid\":0,\"comm\":\"sh\","
-			 "\"cgroup_id\":77}");
+			 "\"path\":\"/etc/\\\"x\\\"\",\"access\":\"write\",\"decision\":\"deny\","
+			 "\"errno\":\"EACCES\",\"reason\":\"default_deny\",\"pid\":10,\"tgid\":9,"
+			 "\"uid\":0,\"comm\":\"sh\",\"exe\":\"/bin/sh\",\"cgroup_id\":77}");
+	sb_free(&sb);
+}
+
+/* Several rights, audit mode, a protected path with and without a rule. */
+Test(audit, formats_access_decision_and_protected)
+{
+	const char *const rule_paths[] = { "/", "/etc/shadow" };
+	struct audit_stream st = { .run_id = "r", .rule_paths = rule_paths, .rule_count = 2 };
+	struct tether_fs_event ev = sample();
+	struct strbuf sb = { 0 };
+
+	ev.op = TETHER_FS_OPEN_READ;
+	ev.access = TETHER_ACCESS_READ | TETHER_ACCESS_WRITE;
+	ev.decision = TETHER_DECISION_WOULD_DENY;
+	ev.reason = TETHER_REASON_PROTECTED;
+	ev.rule_id = 1;
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &st, &sb), 0);
+	cr_assert_not_null(strstr(sb.data, "\"op\":\"open_read\",\"path\":\"/etc/\\\"x\\\"\","
+					   "\"access\":\"read,write\",\"decision\":\"would_deny\","
+					   "\"errno\":\"EACCES\",\"reason\":\"protected\",\"rule\":1,"
+					   "\"rule_path\":\"/etc/shadow\",\"pid\""), "%s", sb.data);
+	sb_free(&sb);
+
+	ev.access = TETHER_ACCESS_READ | TETHER_ACCESS_EXEC;
+	ev.rule_id = TETHER_RULE_NONE;
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &st, &sb), 0);
+	cr_assert_not_null(strstr(sb.data, "\"access\":\"read,exec\""), "%s", sb.data);
+	cr_assert_not_null(strstr(sb.data, "\"reason\":\"protected\",\"pid\""), "%s", sb.data);
+	sb_free(&sb);
+
+	ev.access = 0;
+	ev.reason = TETHER_REASON_FORBIDDEN;
+	ev.decision = TETHER_DECISION_DENY;
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &st, &sb), 0);
+	cr_assert_null(strstr(sb.data, "\"access\""), "%s", sb.data);
 	sb_free(&sb);
 }
 
@@ -171,7 +209,7 @@ Test(audit, below_rule_paths_are_joined_to_the_rule)
 	ev.rule_id = 1;
 	strcpy(ev.path, "/xd/f");
 	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &st, &sb), 0);
-	cr_assert_not_null(strstr(sb.data, "\"path\":\"/srv/ws/xd/f\",\"decision\":\"allow\",\"reason\""),
+	cr_assert_not_null(strstr(sb.data, "\"path\":\"/srv/ws/xd/f\",\"access\":\"write\",\"decision\":\"allow\",\"reason\""),
 			   "%s", sb.data);
 	sb_free(&sb);
 	ev.path[0] = 0;	/* the rule's root itself */

@@ -230,9 +230,9 @@ Test(envelope, minimal_rules_root_readable_workspace_writable_not_executable)
 	};
 
 	expect_rules(p, rules, 2);
-	cr_expect_eq(p->gap_count, 2);
-	cr_expect_str_eq(p->gaps[0], "filesystem.exec");
-	cr_expect_str_eq(p->gaps[1], "network_egress.default");
+	/* filesystem.exec in ACK is enforced now: dropped */
+	cr_expect_eq(p->gap_count, 1);
+	cr_expect_str_eq(p->gaps[0], "network_egress.default");
 	tp_policy_free(p);
 }
 
@@ -338,12 +338,54 @@ Test(envelope, destinations_limits_and_flags_compile_canonically)
 	tp_policy_free(p);
 }
 
+/* mode: audit compiles, changes the digest, and diff calls it a widening. */
+Test(envelope, audit_mode_compiles_and_widens)
+{
+	struct tp_policy *enforce = compile_text(BASE ACK);
+	struct tp_policy *audit = compile_text(BASE "  mode: audit\n" ACK);
+	char *text = NULL;
+	size_t len = 0;
+	bool widened = false;
+	FILE *out = open_memstream(&text, &len);
+
+	cr_assert_not_null(out);
+	cr_expect_eq(enforce->mode, TP_MODE_ENFORCE);
+	cr_expect_eq(audit->mode, TP_MODE_AUDIT);
+	cr_expect_eq(tp_diff_write(enforce, audit, out, &widened), 0);
+	fclose(out);
+	cr_expect(widened, "%s", text);
+	cr_expect_not_null(strstr(text, "mode audit"), "%s", text);
+	free(text);
+	tp_policy_free(enforce);
+	tp_policy_free(audit);
+}
+
+/* Rules below a protected path stay, whatever their parent grants. */
+Test(envelope, rules_below_protected_paths_are_kept)
+{
+	struct tp_policy *p = compile_text(BASE
+		"    read: [/etc/shadow, /home/alice/project/**, /etc/ssh/**]\n"
+		"  acknowledge_unenforced: [network_egress.default, filesystem.exact_paths]\n");
+	static const struct rule rules[] = {
+		{ "/", R | X, SUB },
+		{ "/etc/shadow", R | X, EXACT },
+		{ "/home/alice/project", R | X, SUB },
+		{ "/ws", R | W, SUB },
+	};
+
+	/* /etc/ssh adds nothing to "/": no protected path lies between them */
+	expect_rules(p, rules, 4);
+	tp_policy_free(p);
+}
+
 Test(envelope, acknowledging_a_gap_that_does_not_apply_is_accepted_and_dropped)
 {
 	struct tp_policy *p = compile_text(BASE
 		"  acknowledge_unenforced: [resources.cpu, filesystem.exec, network_egress.default]\n");
 
-	cr_expect_eq(p->gap_count, 2);
+	/* resources.cpu: not set; filesystem.exec: enforced since issue 4 */
+	cr_expect_eq(p->gap_count, 1);
+	cr_expect_str_eq(p->gaps[0], "network_egress.default");
 	tp_policy_free(p);
 }
 
@@ -506,10 +548,9 @@ Test(envelope, unacknowledged_gaps_are_errors_at_the_field)
 		     "by this version); to run without it, list 'resources.cpu' under "
 		     "'acknowledge_unenforced'");
 	expect_error(BASE, 1, 1,
-		     "'filesystem.exec' is not enforced by this version (exec is not confined by "
-		     "this version: any readable file can be executed, and files the run writes are "
-		     "not kept from executing (no W^X)); to run without it, list 'filesystem.exec' "
-		     "under 'acknowledge_unenforced'");
+		     "'network_egress.default' is not enforced by this version (the network is not "
+		     "confined by this version: a run can reach any destination); to run without it, "
+		     "list 'network_egress.default' under 'acknowledge_unenforced'");
 }
 
 Test(envelope, gaps_wait_until_the_keys_are_valid)
@@ -602,10 +643,10 @@ Test(envelope, a_compiled_policy_without_a_needed_gap_is_refused)
 		"  acknowledge_unenforced: [filesystem.exec, network_egress.default, resources.cpu]\n");
 	struct tp_policy *loaded = NULL;
 
-	/* gaps are sorted: [filesystem.exec, network_egress.default, resources.cpu] */
-	cr_assert_eq(p->gap_count, 3);
-	free(p->gaps[2]);
-	p->gap_count = 2;
+	/* gaps are sorted: [network_egress.default, resources.cpu] */
+	cr_assert_eq(p->gap_count, 2);
+	free(p->gaps[1]);
+	p->gap_count = 1;
 	cr_expect_eq(load_through_file(p, &loaded), -EINVAL);
 	cr_expect_null(loaded);
 	cr_assert_eq(diags.count, 1);
@@ -699,9 +740,8 @@ Test(envelope, every_unacknowledged_gap_is_reported)
 	struct tp_envelope *env = NULL;
 
 	cr_assert_eq(tp_envelope_parse("t.yaml", text, strlen(text), &env, &diags), -EINVAL);
-	cr_assert_eq(diags.count, 4, "%s", diag_text());
-	cr_expect(strstr(diags.items[0].message, "'filesystem.exec'"));
-	cr_expect(strstr(diags.items[1].message, "'network_egress.default'"));
-	cr_expect(strstr(diags.items[2].message, "'resources.cpu'"));
-	cr_expect(strstr(diags.items[3].message, "'resources.memory_bytes'"));
+	cr_assert_eq(diags.count, 3, "%s", diag_text());
+	cr_expect(strstr(diags.items[0].message, "'network_egress.default'"));
+	cr_expect(strstr(diags.items[1].message, "'resources.cpu'"));
+	cr_expect(strstr(diags.items[2].message, "'resources.memory_bytes'"));
 }

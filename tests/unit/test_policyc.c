@@ -875,7 +875,7 @@ Test(policyc, compile_refuses_an_unchecked_envelope)
 	hand.workspace_path = long_path;
 	cr_expect_eq(tp_policy_compile("h", &hand, &policy, &diags), -EINVAL);
 	hand.workspace_path = "/w";
-	hand.mode = TP_MODE_AUDIT;
+	hand.mode = (enum tp_mode)7;	/* no such mode */
 	cr_expect_eq(tp_policy_compile("h", &hand, &policy, &diags), -EINVAL);
 	cr_expect_eq(tp_policy_compile("h", NULL, &policy, &diags), -EINVAL);
 	cr_expect_eq(policy, (struct tp_policy *)&hand, "output written on failure");

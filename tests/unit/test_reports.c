@@ -48,9 +48,10 @@ static void *grow(void *items, size_t count, size_t size)
 }
 
 /*
- * The smallest policy the compiler produces for a workspace at `workspace`:
- * "/" readable and executable, the whole workspace writable, the process
- * tree verified, the two gaps every policy of this version has.
+ * What every policy the compiler produces has: the workspace, the process
+ * tree verified, the default DNS TTLs.  No rules and no gaps: the callers add
+ * them (network_egress.default is the one gap every compiled policy of this
+ * version has).
  */
 static struct tp_policy *policy_new(const char *workspace)
 {
@@ -158,7 +159,6 @@ static struct tp_policy *workspace_policy(const char *writable)
 	add_subtree(p, "/", R | X);
 	add_subtree(p, "/ws", R);
 	add_subtree(p, writable, R | W);
-	add_gap(p, "filesystem.exec");
 	add_gap(p, "network_egress.default");
 	return p;
 }
@@ -248,8 +248,10 @@ static const char rows_k[] =
 
 static const char rows_f_min[] =
 	"F: filesystem, mount, device and artifact isolation\n"
-	"  enforced                     filesystem.root: BPF-LSM file_open and path_* hooks: "
-	"writes are denied wherever no rule grants them\n"
+	"  enforced                     filesystem.root: BPF-LSM file_open, path_*, "
+	"mmap_file and file_mprotect: the host tree is readable, never "
+	"writable, and executable unless exec is given; the built-in protected paths (/etc/shadow, "
+	"/root, /home, ...) and other processes' /proc entries are not even readable\n"
 	"  enforced                     filesystem.workspace.path: BPF-LSM read and write rule; "
 	"the controller creates the directory and refuses one reached through a symlink or below a "
 	"directory others can write\n"
@@ -257,12 +259,13 @@ static const char rows_f_min[] =
 	"workspace (longest prefix on component boundaries)\n"
 	"  enforced                     filesystem.write: BPF-LSM write rules (longest prefix on "
 	"component boundaries)\n"
-	"  NOT ENFORCED (acknowledged)  filesystem.exec: exec is not confined by this version: any "
-	"readable file can be executed, and files the run writes are not kept from executing "
-	"(no W^X)\n"
+	"  enforced                     filesystem.exec: BPF-LSM file_open of every file the "
+	"kernel executes (binaries, #! and ELF interpreters), mmap_file and file_mprotect "
+	"(PROT_EXEC file mappings): only where a rule grants EXEC; a writable path loses EXEC "
+	"unless exec names it (W^X)\n"
 	"  enforced                     filesystem.devices: BPF-LSM file_open by device number "
 	"(null, zero, full, random, urandom, tty, ptmx, ptys) and path_mknod: no other device can be "
-	"opened for writing or created\n"
+	"opened or created\n"
 	"N: network egress\n"
 	"  NOT ENFORCED (acknowledged)  network_egress.default: the network is not confined by "
 	"this version: a run can reach any destination\n";
@@ -273,7 +276,10 @@ static const char rows_t_c[] =
 	"cgroup.events must read populated 0 before the run's cgroup and map entries are "
 	"removed; a tree that does not empty is reported\n"
 	"C: control plane, audit and configuration\n"
-	"  enforced                     mode: enforce: every hook denies what no rule grants\n"
+	"  enforced                     mode: enforce: every hook denies what no rule grants; "
+	"audit: path rules allow and record what they would deny (decision would_deny), and what no "
+	"rule can grant (mounts, bpf(), module loads, ptrace and signals outside the run) stays "
+	"denied\n"
 	"  enforced                     audit.sink: JSON Lines from the run's own BPF ring buffer, "
 	"with sequence numbers and a count of lost records\n";
 
@@ -305,7 +311,6 @@ static struct tp_policy *minimal_policy(void)
 
 	add_subtree(p, "/", R | X);
 	add_subtree(p, "/ws", R | W);
-	add_gap(p, "filesystem.exec");
 	add_gap(p, "network_egress.default");
 	return p;
 }
@@ -316,8 +321,7 @@ static struct tp_policy *full_policy(void)
 	static const char *const gaps[] = {
 		"image_digest", "identity.uid", "identity.gid", "filesystem.inputs.digest",
 		"filesystem.workspace.source", "filesystem.workspace.mode",
-		"filesystem.workspace.max_bytes", "filesystem.exec", "filesystem.deny",
-		"network_egress.default", "network_egress.methods", "network_egress.max_bytes",
+		"filesystem.workspace.max_bytes", "network_egress.default", "network_egress.methods", "network_egress.max_bytes",
 		"resources.cpu", "resources.memory_bytes", "resources.process_count",
 		"resources.disk_bytes", "resources.open_files", "resources.output_bytes",
 		"resources.wall_clock", "workspace_lifetime", "artifacts", "cleanup.lease",
@@ -416,11 +420,10 @@ Test(reports, report_minimal)
 			       "  nothing set by this policy\n"
 			       "%s\n"
 			       "acknowledged gaps:\n"
-			       "  filesystem.exec\n"
 			       "  network_egress.default\n"
 			       "other fields not enforced:\n"
 			       "  @capabilities\n"
-			       "guarantee holds for: P T C; does not hold for: K F N; "
+			       "guarantee holds for: P F T C; does not hold for: K N; "
 			       "not claimed by this policy: I R\n",
 			       rows_k, rows_f_min, rows_t_c),
 		      0);
@@ -444,7 +447,18 @@ Test(reports, report_full)
 	cr_expect(has_line(text, "  enforced                     filesystem.inputs.path: BPF-LSM: "
 				 "a rule without write access at the input's path"));
 	cr_expect(has_line(text, "  enforced                     audit.record_allowed: records "
-				 "allowed write-opens as well as denials"));
+				 "allowed write operations and execs as well as denials"));
+	/* exec and deny rules are enforced now: rows, not acknowledged gaps */
+	cr_expect(has_line(text, "  enforced                     filesystem.exec: BPF-LSM file_open "
+				 "of every file the kernel executes (binaries, #! and ELF interpreters), "
+				 "mmap_file and file_mprotect (PROT_EXEC file mappings): only where a "
+				 "rule grants EXEC; a writable path loses EXEC unless exec names it "
+				 "(W^X)"));
+	cr_expect(has_line(text, "  enforced                     filesystem.deny: BPF-LSM: a rule "
+				 "that grants nothing: no read, write or exec beneath it, and neither "
+				 "it nor a directory above it can be renamed or removed"));
+	cr_expect(!has_line(text, "  filesystem.exec"));
+	cr_expect(!has_line(text, "  filesystem.deny"));
 	/* read grants survive compilation only below a deny: none here */
 	cr_expect(!strstr(text, "filesystem.read:"));
 	cr_expect(has_line(text, "other fields not enforced:"));
@@ -455,18 +469,62 @@ Test(reports, report_full)
 	tp_policy_free(p);
 }
 
-/* A decoded policy in audit mode: nothing is denied, so C cannot hold. */
+/*
+ * The term letters the verdict line lists after `label` ("guarantee holds
+ * for: ", "; does not hold for: ", "; not claimed by this policy: "), up to the
+ * next ';' or the end of the line, in `letters`.
+ */
+static void verdict_terms(const char *text, const char *label, char letters[9])
+{
+	const char *line = strstr(text, "\nguarantee holds for: "), *at, *end;
+	size_t n = 0;
+
+	letters[0] = '\0';
+	cr_assert_not_null(line, "%s", text);
+	line++;
+	end = strchr(line, '\n');
+	cr_assert_not_null(end);
+	at = strstr(line, label);
+	if (!at || at > end)
+		return;
+	for (at += strlen(label); at < end && *at != ';'; at++)
+		if (*at != ' ' && n < 8)
+			letters[n++] = *at;
+	letters[n] = '\0';
+}
+
+/*
+ * A policy in audit mode (which this version compiles): the path rules deny
+ * nothing, so "mode" is not enforced and C cannot hold.
+ */
 Test(reports, report_audit_mode)
 {
 	struct tp_policy *p = minimal_policy();
+	char holds[9], fails[9], unclaimed[9];
 	char *text;
 
 	p->mode = TP_MODE_AUDIT;
 	text = report_text(p);
-	cr_expect(has_line(text, "  NOT ENFORCED                 mode: audit: actions are allowed "
-				 "and recorded, nothing is denied"));
-	cr_expect(has_line(text, "guarantee holds for: P T; does not hold for: K F N C; "
-				 "not claimed by this policy: I R"),
+	cr_expect(has_line(text, "  NOT ENFORCED                 mode: audit: what a path rule "
+				 "would deny is allowed and recorded (decision would_deny); only what "
+				 "no rule can grant is denied"),
+		  "%s", text);
+	cr_expect(has_line(text, "other fields not enforced:"), "%s", text);
+	cr_expect(has_line(text, "  mode"), "%s", text);
+	verdict_terms(text, "guarantee holds for: ", holds);
+	verdict_terms(text, "; does not hold for: ", fails);
+	verdict_terms(text, "; not claimed by this policy: ", unclaimed);
+	cr_expect(strchr(holds, 'T'), "%s", text);
+	cr_expect(strchr(fails, 'K') && strchr(fails, 'N') && strchr(fails, 'C'), "%s", text);
+	cr_expect(!strchr(holds, 'C'), "%s", text);
+	cr_expect_str_eq(unclaimed, "IR", "%s", text);
+	/* path rules only record in audit mode: F and P (unix sockets) do not hold */
+	cr_expect(strchr(fails, 'F') && strchr(fails, 'P'), "%s", text);
+	cr_expect(has_line(text, "  NOT ENFORCED                 filesystem.write: mode: audit: what "
+				 "this would deny is allowed and recorded"), "%s", text);
+	cr_expect(has_line(text, "  enforced                     filesystem.devices: BPF-LSM "
+				 "file_open by device number (null, zero, full, random, urandom, tty, "
+				 "ptmx, ptys) and path_mknod: no other device can be opened or created"),
 		  "%s", text);
 	free(text);
 	tp_policy_free(p);
@@ -541,21 +599,16 @@ Test(reports, explain_minimal)
 	expect_explain(p,
 		       "may read:\n"
 		       "  /**\n"
+		       "  never the built-in protected paths (/etc/shadow, /root, /home, ...) unless named\n"
 		       "may write:\n"
 		       "  /ws/**\n"
 		       "may execute:\n"
 		       "  /**, except /ws/**\n"
-		       "  NOT ENFORCED (acknowledged): exec is not confined by this version: any "
-		       "readable file can be executed, and files the run writes are not kept from "
-		       "executing (no W^X)\n"
 		       "may reach:\n"
 		       "  nothing: no destination is allowed\n"
 		       "  NOT ENFORCED (acknowledged): the network is not confined by this "
 		       "version: a run can reach any destination\n",
 		       "not enforced by this version (acknowledged):\n"
-		       "  filesystem.exec: exec is not confined by this version: any readable file "
-		       "can be executed, and files the run writes are not kept from executing "
-		       "(no W^X)\n"
 		       "  network_egress.default: the network is not confined by this version: a "
 		       "run can reach any destination\n");
 	tp_policy_free(p);
@@ -575,8 +628,9 @@ Test(reports, explain_full)
 	*end = '\0';
 	expect_text(text,
 		    "may read:\n"
-		    "  /**, except /ws/src/auth/keys/** (not enforced: filesystem.deny)\n"
-		    "may write:\n"
+		    "  /**, except /ws/src/auth/keys/**\n"
+		    "  never the built-in protected paths (/etc/shadow, /root, /home, ...) unless named\n"
+		       "may write:\n"
 		    "  /tmp/run_85a/**\n"
 		    "  /ws/src/auth/**, except /ws/src/auth/keys/**\n"
 		    "  /ws/tests/auth/**\n"
@@ -584,9 +638,6 @@ Test(reports, explain_full)
 		    "  /usr/bin/**\n"
 		    "  /usr/lib/**\n"
 		    "  /ws/node_modules/.bin/**\n"
-		    "  NOT ENFORCED (acknowledged): exec is not confined by this version: any "
-		    "readable file can be executed, and files the run writes are not kept from "
-		    "executing (no W^X)\n"
 		    "may reach:\n"
 		    "  api.github.com:443\n"
 		    "  artifact-mirror.internal\n"
@@ -638,6 +689,7 @@ Test(reports, explain_nested_regions)
 		       "may read:\n"
 		       "  /**, except /ws/a/**\n"
 		       "  /ws/a/b/**\n"
+		       "  never the built-in protected paths (/etc/shadow, /root, /home, ...) unless named\n"
 		       "may write:\n"
 		       "  /ws/**, except /ws/a/**, /ws/c\n"
 		       "  /ws-other/**\n"
@@ -696,11 +748,11 @@ Test(reports, diff_new_gap_widens)
 {
 	struct tp_policy *a = minimal_policy(), *b = minimal_policy();
 
-	add_gap(b, "filesystem.deny");
-	expect_diff(a, b, "widened: acknowledged gap: filesystem.deny\n", true);
+	add_gap(b, "filesystem.exact_paths");
+	expect_diff(a, b, "widened: acknowledged gap: filesystem.exact_paths\n", true);
 	expect_diff(b, a,
 		    "no change in authority\n"
-		    "changed: no longer an acknowledged gap: filesystem.deny\n",
+		    "changed: no longer an acknowledged gap: filesystem.exact_paths\n",
 		    false);
 	tp_policy_free(a);
 	tp_policy_free(b);
@@ -768,16 +820,14 @@ Test(reports, diff_component_boundaries)
 	tp_policy_free(b);
 }
 
+/* A deny rule is enforced now: it narrows, and brings no gap with it. */
 Test(reports, diff_deny_rule_narrows)
 {
 	struct tp_policy *a = minimal_policy(), *b = minimal_policy();
 
 	add_subtree(b, "/ws/secrets", 0);
-	add_gap(b, "filesystem.deny");
-	expect_diff(a, b,
-		    "widened: acknowledged gap: filesystem.deny\n"
-		    "narrowed: read and write on /ws/secrets/** (now: nothing)\n",
-		    true);
+	expect_diff(a, b, "narrowed: read and write on /ws/secrets/** (now: nothing)\n", false);
+	expect_diff(b, a, "widened: read and write on /ws/secrets/** (was: nothing)\n", true);
 	tp_policy_free(a);
 	tp_policy_free(b);
 }
@@ -897,9 +947,7 @@ static struct tp_policy *exact_grant_policy(bool carve_out, uint32_t exact_acces
 	add_rule(p, "/ws/z/a", exact_access, TP_PATH_EXACT);
 	if (carve_out)
 		add_subtree(p, "/ws/z/a/secrets", 0);
-	add_gap(p, "filesystem.deny");
 	add_gap(p, "filesystem.exact_paths");
-	add_gap(p, "filesystem.exec");
 	add_gap(p, "network_egress.default");
 	return p;
 }

@@ -6,6 +6,12 @@
  * is the expected one, 1 otherwise, 2 on a usage error.
  *
  * Built statically and run inside the test VM, inside and outside runs.
+ *
+ * The exec operations (exec, execveat-opath, fexecve-memfd) run the program
+ * in a forked child and report the child's execve result (through a
+ * close-on-exec pipe); once the execve succeeds the new program's own exit
+ * status is ignored.  Give it arguments that make it exit at once, e.g.
+ * "fsprobe ok exec /ext/bin/fsprobe ok nop".
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +37,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+extern char **environ;
+
 static const struct {
 	int err;
 	const char *name;
@@ -38,13 +46,35 @@ static const struct {
 	{ 0, "ok" },	      { EPERM, "EPERM" },   { EACCES, "EACCES" }, { ENOENT, "ENOENT" },
 	{ EEXIST, "EEXIST" }, { EXDEV, "EXDEV" },   { EBUSY, "EBUSY" },   { EINVAL, "EINVAL" },
 	{ EROFS, "EROFS" },   { ENOTDIR, "ENOTDIR" }, { ELOOP, "ELOOP" },  { EISDIR, "EISDIR" },
-	{ ENOEXEC, "ENOEXEC" }, { EAFNOSUPPORT, "EAFNOSUPPORT" },
+	{ ENOEXEC, "ENOEXEC" }, { EAFNOSUPPORT, "EAFNOSUPPORT" }, { ENXIO, "ENXIO" },
+	{ ETXTBSY, "ETXTBSY" }, { EOPNOTSUPP, "EOPNOTSUPP" }, { ESTALE, "ESTALE" },
+	{ EBADF, "EBADF" },   { EIO, "EIO" },	    { ENODEV, "ENODEV" },
 };
+
+/*
+ * A result that is not the operation's own: a preparatory step failed
+ * (mprotect-exec's mmap, exec's fork).  Printed as "STEP:ERRNO", so it never
+ * matches an expectation.
+ */
+#define PREP_FAILED 100000
 
 static const char *errname(int e)
 {
-	static char buf[32];
+	static char buf[64];
 
+	if (e >= PREP_FAILED) {
+		int inner = e - PREP_FAILED;
+		size_t i;
+
+		for (i = 0; i < sizeof(errnames) / sizeof(errnames[0]); i++)
+			if (errnames[i].err == inner)
+				break;
+		if (i < sizeof(errnames) / sizeof(errnames[0]))
+			snprintf(buf, sizeof(buf), "prep-failed:%s", errnames[i].name);
+		else
+			snprintf(buf, sizeof(buf), "prep-failed:errno%d", inner);
+		return buf;
+	}
 	for (size_t i = 0; i < sizeof(errnames) / sizeof(errnames[0]); i++)
 		if (errnames[i].err == e)
 			return errnames[i].name;
@@ -237,23 +267,206 @@ static int unix_peer(const char *name, int type)
 	return e;
 }
 
+/* open(O_RDONLY | O_DIRECTORY) and one getdents64: listing a directory. */
+static int read_dir(const char *path)
+{
+	char buf[4096];
+	int fd = open(path, O_RDONLY | O_DIRECTORY), e = 0;
+
+	if (fd < 0)
+		return errno;
+	if (syscall(SYS_getdents64, fd, buf, sizeof(buf)) < 0)
+		e = errno;
+	close(fd);
+	return e;
+}
+
+/*
+ * Runs execve(path, args) in a forked child, or execveat(fd, "", args,
+ * AT_EMPTY_PATH) when fd >= 0 (fexecve).  Returns the child's execve errno,
+ * 0 once it succeeded (the pipe's write end closes on exec); then waits for
+ * the program, whatever its exit status.
+ */
+static int exec_in_child(const char *path, int fd, char **args)
+{
+	int pipefd[2], status, err = 0;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return PREP_FAILED + errno;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		err = errno;
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return PREP_FAILED + err;
+	}
+	if (pid == 0) {
+		close(pipefd[0]);
+		if (fd >= 0)
+			syscall(SYS_execveat, fd, "", args, environ, AT_EMPTY_PATH);
+		else
+			execve(path, args, environ);
+		err = errno;
+		if (write(pipefd[1], &err, sizeof(err)) != (ssize_t)sizeof(err))
+			_exit(126);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	do
+		n = read(pipefd[0], &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	close(pipefd[0]);
+	if (n != (ssize_t)sizeof(err))
+		err = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return err;
+}
+
+/* execveat(open(path, O_PATH), "", AT_EMPTY_PATH) in a forked child. */
+static int exec_opath(const char *path, char **args)
+{
+	int fd = open(path, O_PATH), e;	/* not O_CLOEXEC: a script could not run */
+
+	if (fd < 0)
+		return PREP_FAILED + errno;
+	e = exec_in_child(NULL, fd, args);
+	close(fd);
+	return e;
+}
+
+/* Copies src into a memfd and fexecve()s it in a forked child. */
+static int fexecve_memfd(const char *src, char **args)
+{
+	char buf[65536];
+	int in = open(src, O_RDONLY), mfd, e;
+	ssize_t n;
+
+	if (in < 0)
+		return PREP_FAILED + errno;
+	mfd = (int)syscall(SYS_memfd_create, "tether", 0);	/* no MFD_CLOEXEC */
+	if (mfd < 0) {
+		e = errno;
+		close(in);
+		return PREP_FAILED + e;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0) {
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(mfd, buf + off, (size_t)(n - off));
+
+			if (w < 0) {
+				e = errno;
+				close(in);
+				close(mfd);
+				return PREP_FAILED + e;
+			}
+			off += w;
+		}
+	}
+	e = n < 0 ? errno : 0;
+	close(in);
+	if (e) {
+		close(mfd);
+		return PREP_FAILED + e;
+	}
+	e = exec_in_child(NULL, mfd, args);
+	close(mfd);
+	return e;
+}
+
+/*
+ * mmap(PROT_READ | PROT_EXEC) of a read-only fd on path or, with
+ * `mprotect_after`, mmap(PROT_READ) and then mprotect(PROT_READ | PROT_EXEC):
+ * the result is the mmap's or the mprotect's.  The open (and the mmap
+ * before an mprotect) must succeed: their failure is a PREP_FAILED result.
+ */
+static int mmap_exec(const char *path, int mprotect_after)
+{
+	int fd = open(path, O_RDONLY), e = 0;
+	void *addr;
+
+	if (fd < 0)
+		return PREP_FAILED + errno;
+	addr = mmap(NULL, 4096, mprotect_after ? PROT_READ : PROT_READ | PROT_EXEC, MAP_PRIVATE,
+		    fd, 0);
+	if (addr == MAP_FAILED) {
+		e = mprotect_after ? PREP_FAILED + errno : errno;
+		close(fd);
+		return e;
+	}
+	if (mprotect_after && mprotect(addr, 4096, PROT_READ | PROT_EXEC) < 0)
+		e = errno;
+	munmap(addr, 4096);
+	close(fd);
+	return e;
+}
+
+/*
+ * name_to_handle_at(path), then open_by_handle_at(fd of "/", O_RDONLY): an
+ * open that names no path.  The handle and the mount fd are preparation.
+ */
+static int by_handle_read(const char *path)
+{
+	struct {
+		struct file_handle fh;
+		unsigned char bytes[MAX_HANDLE_SZ];
+	} h;
+	int mount_id, mfd, fd;
+
+	memset(&h, 0, sizeof(h));
+	h.fh.handle_bytes = MAX_HANDLE_SZ;
+	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mount_id, 0) < 0)
+		return PREP_FAILED + errno;
+	mfd = open("/", O_RDONLY | O_DIRECTORY);
+	if (mfd < 0)
+		return PREP_FAILED + errno;
+	fd = open_by_handle_at(mfd, &h.fh, O_RDONLY);
+	close(mfd);
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *want, *op;
 	int got;
 
-	if (argc < 4) {
+	if (argc < 4 && !(argc == 3 && !strcmp(argv[2], "nop"))) {
 		fprintf(stderr, "usage: fsprobe EXPECT OP ARGS...\n");
 		return 2;
 	}
 	want = argv[1];
 	op = argv[2];
-	if (!strcmp(op, "write"))
+	if (!strcmp(op, "nop"))	/* ARG optional and ignored: a program that exits at once */
+		got = 0;
+	else if (!strcmp(op, "write"))
 		got = write_file(argv[3], O_WRONLY | O_CREAT | O_TRUNC);
 	else if (!strcmp(op, "append"))
 		got = write_file(argv[3], O_WRONLY | O_APPEND);
 	else if (!strcmp(op, "read"))
 		got = result(open(argv[3], O_RDONLY));
+	else if (!strcmp(op, "readdir"))
+		got = read_dir(argv[3]);
+	else if (!strcmp(op, "uring-read"))
+		got = uring_open(argv[3], O_RDONLY, 0);
+	else if (!strcmp(op, "exec"))	/* exec PATH [ARGS...]: argv is PATH ARGS... */
+		got = exec_in_child(argv[3], -1, argv + 3);
+	else if (!strcmp(op, "execveat-opath"))	/* execveat-opath PATH [ARGS...] */
+		got = exec_opath(argv[3], argv + 3);
+	else if (!strcmp(op, "fexecve-memfd"))	/* fexecve-memfd SRC [ARGS...] */
+		got = fexecve_memfd(argv[3], argv + 3);
+	else if (!strcmp(op, "mmap-exec"))
+		got = mmap_exec(argv[3], 0);
+	else if (!strcmp(op, "mprotect-exec"))
+		got = mmap_exec(argv[3], 1);
+	else if (!strcmp(op, "by-handle-read"))
+		got = by_handle_read(argv[3]);
 	else if (!strcmp(op, "create-rdonly"))
 		got = result(open(argv[3], O_RDONLY | O_CREAT, 0644));
 	else if (!strcmp(op, "trunc-rdonly"))
@@ -382,6 +595,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fsprobe: unknown operation %s\n", op);
 		return 2;
 	}
-	printf("fsprobe: %s %s: %s\n", op, argv[3], errname(got));
+	printf("fsprobe: %s %s: %s\n", op, argc > 3 ? argv[3] : "", errname(got));
 	return strcmp(errname(got), want) == 0 ? 0 : 1;
 }

@@ -12,14 +12,18 @@ mkdir -p "$OUT/emptydir"
 echo original > "$OUT/file"
 
 # denied NAME ID OP PATH_IN_RECORD ERRNO_NAME ARGS...: the probe sees ERRNO_NAME
-# and the stream holds exactly the record for it.
+# and the stream holds exactly the record for it.  The requested access is
+# $ACCESS (default: write).
 denied() {
 	name=$1 id=$2 op=$3 rpath=$4 err=$5
 	shift 5
 	in_run "$id" "$err" "$@"
 	reason='"reason":"rule","rule":0,"rule_path":"/"'	# rule 0 is "/": readable, not writable
-	case "$op" in mount | mknod_device | open_device) reason='"reason":"forbidden"' ;; esac
-	rec="{\"seq\":1,\"run_id\":\"$id\",\"kind\":\"fs\",\"op\":\"$op\",\"path\":\"$rpath\",\"decision\":\"deny\",\"errno\":\"$err\",$reason,\"uid\":0,\"comm\":\"fsprobe\"}"
+	access="\"access\":\"${ACCESS:-write}\","
+	case "$op" in
+	mount | mknod_device | open_device) reason='"reason":"forbidden"' access= ;;
+	esac
+	rec="{\"seq\":1,\"run_id\":\"$id\",\"kind\":\"fs\",\"op\":\"$op\",\"path\":\"$rpath\",$access\"decision\":\"deny\",\"errno\":\"$err\",$reason,\"uid\":0,\"comm\":\"fsprobe\",\"exe\":\"$BIN/fsprobe\"}"
 	if [ "$RC" -ne 0 ]; then
 		fail "$name" "fsprobe did not see $err (tether exit $RC)"
 	elif ! expect_record "$name" "$T/$id.audit" "$rec"; then
@@ -66,13 +70,16 @@ tether run --envelope "$ENV" --run-id al --audit "$T/al.audit" --audit-allowed -
 	$BIN/fsprobe ok setxattr $WS/al
 	$BIN/fsprobe EACCES write $OUT/al"
 RC=$?
-al1='{"seq":1,"run_id":"al","kind":"fs","op":"create","path":"/srv/ws/al","decision":"allow","reason":"rule","rule":1,"rule_path":"/srv/ws","uid":0,"comm":"fsprobe"}'
-al2='{"seq":2,"run_id":"al","kind":"fs","op":"open_write","path":"/srv/ws/al","decision":"allow","reason":"rule","rule":1,"rule_path":"/srv/ws","uid":0,"comm":"fsprobe"}'
-al3='{"seq":3,"run_id":"al","kind":"fs","op":"setxattr","path":"/srv/ws/al","decision":"allow","reason":"rule","rule":1,"rule_path":"/srv/ws","uid":0,"comm":"fsprobe"}'
-al4='{"seq":4,"run_id":"al","kind":"fs","op":"create","path":"/srv/outside/al","decision":"deny","errno":"EACCES","reason":"rule","rule":0,"rule_path":"/","uid":0,"comm":"fsprobe"}'
-if [ "$RC" -eq 0 ] && expect_record al1 "$T/al.audit" "$al1" && expect_record al2 "$T/al.audit" "$al2" &&
+al0='{"seq":2,"run_id":"al","kind":"fs","op":"exec","path":"/ext/bin/fsprobe","access":"exec","decision":"allow","reason":"rule","rule":0,"rule_path":"/","uid":0,"comm":"sh","exe":"/bin/busybox"}'
+al1='{"seq":3,"run_id":"al","kind":"fs","op":"create","path":"/srv/ws/al","access":"write","decision":"allow","reason":"rule","rule":1,"rule_path":"/srv/ws","uid":0,"comm":"fsprobe","exe":"/ext/bin/fsprobe"}'
+al2='{"seq":4,"run_id":"al","kind":"fs","op":"open_write","path":"/srv/ws/al","access":"write","decision":"allow","reason":"rule","rule":1,"rule_path":"/srv/ws","uid":0,"comm":"fsprobe","exe":"/ext/bin/fsprobe"}'
+al3='{"seq":6,"run_id":"al","kind":"fs","op":"setxattr","path":"/srv/ws/al","access":"write","decision":"allow","reason":"rule","rule":1,"rule_path":"/srv/ws","uid":0,"comm":"fsprobe","exe":"/ext/bin/fsprobe"}'
+al4='{"seq":8,"run_id":"al","kind":"fs","op":"create","path":"/srv/outside/al","access":"write","decision":"deny","errno":"EACCES","reason":"rule","rule":0,"rule_path":"/","uid":0,"comm":"fsprobe","exe":"/ext/bin/fsprobe"}'
+# seq 1, 5, 7: the execs of busybox and of each probe
+if [ "$RC" -eq 0 ] && expect_record al0 "$T/al.audit" "$al0" &&
+	expect_record al1 "$T/al.audit" "$al1" && expect_record al2 "$T/al.audit" "$al2" &&
 	expect_record al3 "$T/al.audit" "$al3" && expect_record al4 "$T/al.audit" "$al4"; then
-	pass "--audit-allowed records allowed writes (create, open, xattr) next to the denial"
+	pass "--audit-allowed records allowed writes (create, open, xattr) and execs next to the denial"
 else
 	fail "--audit-allowed" "exit $RC"
 fi
@@ -82,7 +89,9 @@ denied "create outside the workspace" d1 create "$OUT/new" EACCES write "$OUT/ne
 [ ! -e "$OUT/new" ] || fail "denied create left no file" "$OUT/new exists"
 denied "overwrite a file outside" d2 open_write "$OUT/file" EACCES write "$OUT/file"
 denied "append to a file outside" d3 open_write "$OUT/file" EACCES append "$OUT/file"
+ACCESS=read,write
 denied "O_RDONLY|O_TRUNC outside" d4 open_write "$OUT/file" EACCES trunc-rdonly "$OUT/file"
+ACCESS=
 denied "O_RDONLY|O_CREAT outside" d5 create "$OUT/new2" EACCES create-rdonly "$OUT/new2"
 denied "mkdir outside" d6 mkdir "$OUT/dir" EACCES mkdir "$OUT/dir"
 denied "rmdir outside" d7 rmdir "$OUT/emptydir" EACCES rmdir "$OUT/emptydir"
@@ -113,8 +122,10 @@ in_run dv4 ok append "$WS/null-node"
 denied "chmod the host's /dev/null" dv5 chmod /dev/null EACCES chmod /dev/null
 [ "$(stat -c %a /dev/null)" = 666 ] && pass "/dev/null keeps its mode" ||
 	fail "/dev/null mode" "$(stat -c %a /dev/null)"
+ACCESS=read,write
 denied "open(path, 3), the ioctl-only access mode, outside" m3 open_write "$OUT/file" EACCES \
 	open-mode3 "$OUT/file"
+ACCESS=
 
 # --- path tricks: decisions use the resolved object ------------------------
 ln -sf "$OUT/file" "$WS/link-out"
@@ -138,7 +149,7 @@ denied "bind-mount a tree into the workspace" t9 mount "$WS/mnt" EPERM bind-moun
 for mode in uring-write uring-async-write; do
 	in_run "u-$mode" EACCES "$mode" "$OUT/$mode"
 	if [ "$RC" -eq 0 ] && [ ! -e "$OUT/$mode" ] &&
-		normalize "$T/u-$mode.audit" | grep -qE "^\{\"seq\":1,\"run_id\":\"u-$mode\",\"kind\":\"fs\",\"op\":\"create\",\"path\":\"$OUT/$mode\",\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":\"rule\",\"rule\":0,\"rule_path\":\"/\",\"uid\":0,\"comm\":\"(fsprobe|iou-wrk-[0-9]+)\"\}$"; then
+		normalize "$T/u-$mode.audit" | grep -qE "^\{\"seq\":1,\"run_id\":\"u-$mode\",\"kind\":\"fs\",\"op\":\"create\",\"path\":\"$OUT/$mode\",\"access\":\"write\",\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":\"rule\",\"rule\":0,\"rule_path\":\"/\",\"uid\":0,\"comm\":\"(fsprobe|iou-wrk-[0-9]+)\",\"exe\":\"/ext/bin/fsprobe\"\}$"; then
 		pass "io_uring openat outside ($mode)"
 	else
 		fail "io_uring openat outside ($mode)" "exit $RC"
@@ -149,14 +160,19 @@ in_run u3 ok uring-async-write "$WS/uring-ok"
 [ "$RC" -eq 0 ] && [ -e "$WS/uring-ok" ] && pass "io_uring openat inside the workspace is allowed" ||
 	fail "io_uring inside" "exit $RC"
 in_run o1 EACCES tmpfile "$OUT"
-if [ "$RC" -eq 0 ] && normalize "$T/o1.audit" | grep -q "\"op\":\"open_write\",\"path\":\"$OUT/#[0-9]*\",\"decision\":\"deny\",\"errno\":\"EACCES\""; then
+if [ "$RC" -eq 0 ] && normalize "$T/o1.audit" | grep -q "\"op\":\"open_write\",\"path\":\"$OUT/#[0-9]*\",\"access\":\"write\",\"decision\":\"deny\",\"errno\":\"EACCES\""; then
 	pass "O_TMPFILE outside"
 else
 	fail "O_TMPFILE outside" "exit $RC"
 	cat "$T/o1.audit"
 fi
 pin=$(ls -d /sys/fs/bpf/tether/*/link_tether_file_open | head -n 1)
-denied "unpin the enforcing programs" b1 unlink "$pin" EACCES unlink "$pin"
+in_run b1 EACCES unlink "$pin"
+if [ "$RC" -eq 0 ] && [ -e "$pin" ] && normalize "$T/b1.audit" | grep -qxE "\{\"seq\":1,\"run_id\":\"b1\",\"kind\":\"fs\",\"op\":\"unlink\",\"path\":\"$pin\",\"access\":\"write\",\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":\"protected\",\"rule\":[0-9]+,\"rule_path\":\"/sys/fs/bpf\",\"uid\":0,\"comm\":\"fsprobe\",\"exe\":\"$BIN/fsprobe\"\}"; then
+	pass "unpin the enforcing programs (/sys/fs/bpf is protected)"
+else
+	fail "unpin the enforcing programs" "exit $RC: $(cat "$T/b1.audit")"
+fi
 denied "move out of the run cgroup via cgroup.procs" b2 open_write /sys/fs/cgroup/cgroup.procs EACCES \
 	append /sys/fs/cgroup/cgroup.procs
 denied "write a sysctl" b3 open_write /proc/sys/kernel/hostname EACCES append /proc/sys/kernel/hostname
@@ -166,11 +182,11 @@ denied "write a device other than the built-in ones" b4 open_device /dev/kmsg EA
 setfattr_probe() { "$BIN/fsprobe" "$@" >/dev/null; }
 setfattr_probe ok setxattr "$OUT/file"	# outside any run: allowed, and sets one to remove
 in_run x1 EACCES setxattr "$OUT/file"
-x1='{"seq":1,"run_id":"x1","kind":"fs","op":"setxattr","path":"/srv/outside/file","path_scope":"filesystem","decision":"deny","errno":"EACCES","reason":"default_deny","uid":0,"comm":"fsprobe"}'
+x1='{"seq":1,"run_id":"x1","kind":"fs","op":"setxattr","path":"/srv/outside/file","path_scope":"filesystem","access":"write","decision":"deny","errno":"EACCES","reason":"default_deny","uid":0,"comm":"fsprobe","exe":"/ext/bin/fsprobe"}'
 [ "$RC" -eq 0 ] && expect_record x1 "$T/x1.audit" "$x1" && pass "setxattr outside the workspace" ||
 	fail "setxattr outside the workspace" "exit $RC"
 in_run x2 EACCES removexattr "$OUT/file"
-x2='{"seq":1,"run_id":"x2","kind":"fs","op":"removexattr","path":"/srv/outside/file","path_scope":"filesystem","decision":"deny","errno":"EACCES","reason":"default_deny","uid":0,"comm":"fsprobe"}'
+x2='{"seq":1,"run_id":"x2","kind":"fs","op":"removexattr","path":"/srv/outside/file","path_scope":"filesystem","access":"write","decision":"deny","errno":"EACCES","reason":"default_deny","uid":0,"comm":"fsprobe","exe":"/ext/bin/fsprobe"}'
 [ "$RC" -eq 0 ] && expect_record x2 "$T/x2.audit" "$x2" && pass "removexattr outside the workspace" ||
 	fail "removexattr outside the workspace" "exit $RC"
 mkdir -p "$WS/xd"
@@ -185,7 +201,7 @@ RC=$?
 	fail "xattrs inside the workspace" "exit $RC"
 
 in_run tm1 EACCES utimes "$OUT/file"
-tm1='{"seq":1,"run_id":"tm1","kind":"fs","op":"utimes","path":"/srv/outside/file","path_scope":"filesystem","decision":"deny","errno":"EACCES","reason":"default_deny","uid":0,"comm":"fsprobe"}'
+tm1='{"seq":1,"run_id":"tm1","kind":"fs","op":"utimes","path":"/srv/outside/file","path_scope":"filesystem","access":"write","decision":"deny","errno":"EACCES","reason":"default_deny","uid":0,"comm":"fsprobe","exe":"/ext/bin/fsprobe"}'
 [ "$RC" -eq 0 ] && expect_record tm1 "$T/tm1.audit" "$tm1" && pass "utimensat on a file outside" ||
 	fail "utimensat outside" "exit $RC"
 rm -f "$T/tm2.audit"
@@ -236,7 +252,7 @@ in_run sn2 EPERM setns /proc/self/ns/mnt
 kill $nsholder
 in_run ft1 EACCES ftruncate-stdout x > "$OUT/stdout-log"
 if [ "$RC" -eq 0 ] && grep -q "ftruncate-stdout" "$OUT/stdout-log" &&
-	normalize "$T/ft1.audit" | grep -qF '"op":"truncate","path":"/srv/outside/stdout-log","decision":"deny","errno":"EACCES"'; then
+	normalize "$T/ft1.audit" | grep -qF '"op":"truncate","path":"/srv/outside/stdout-log","access":"write","decision":"deny","errno":"EACCES"'; then
 	pass "ftruncate of an inherited stdout file outside (file_truncate on 6.2+, path_truncate before)"
 else
 	fail "ftruncate stdout" "exit $RC"
@@ -265,7 +281,7 @@ denied "connect to a host daemon's unix socket" us1 unix_connect "$OUT/daemon.so
 denied "send to a host daemon's datagram socket" us2 unix_send "$OUT/daemon.dgram" EACCES \
 	unix-send "$OUT/daemon.dgram"
 in_run us3 EACCES unix-connect @tether-test
-us3='{"seq":1,"run_id":"us3","kind":"fs","op":"unix_connect","path":"","decision":"deny","errno":"EACCES","reason":"forbidden","uid":0,"comm":"fsprobe"}'
+us3='{"seq":1,"run_id":"us3","kind":"fs","op":"unix_connect","path":"","decision":"deny","errno":"EACCES","reason":"forbidden","uid":0,"comm":"fsprobe","exe":"/ext/bin/fsprobe"}'
 [ "$RC" -eq 0 ] && expect_record us3 "$T/us3.audit" "$us3" &&
 	pass "connect to a host daemon's abstract socket" || fail "abstract socket" "exit $RC"
 kill $s1 $s2 $s3
@@ -282,7 +298,7 @@ RC=$?
 	fail "own sockets" "exit $RC"
 
 "$BIN/fsprobe" ok bpf-map-create x >/dev/null && in_run bp1 EPERM bpf-map-create x
-bp1='{"seq":1,"run_id":"bp1","kind":"fs","op":"bpf","path":"","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe"}'
+bp1='{"seq":1,"run_id":"bp1","kind":"fs","op":"bpf","path":"","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe","exe":"/ext/bin/fsprobe"}'
 [ "$RC" -eq 0 ] && expect_record bp1 "$T/bp1.audit" "$bp1" &&
 	pass "bpf() is denied in a run (it could detach the programs), allowed outside" ||
 	fail "bpf()" "exit $RC"
@@ -307,11 +323,11 @@ kill $outsider
 # Loading anything into the kernel: modules (by fd or by buffer), autoload.
 printf 'not a module' > "$WS/evil.ko"
 in_run km1 EPERM finit-module "$WS/evil.ko"
-km1='{"seq":1,"run_id":"km1","kind":"fs","op":"kernel_load","path":"/srv/ws/evil.ko","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe"}'
+km1='{"seq":1,"run_id":"km1","kind":"fs","op":"kernel_load","path":"/srv/ws/evil.ko","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe","exe":"/ext/bin/fsprobe"}'
 [ "$RC" -eq 0 ] && expect_record km1 "$T/km1.audit" "$km1" &&
 	pass "finit_module of a file in the workspace is denied" || fail "finit_module" "exit $RC"
 in_run km2 EPERM init-module x
-km2='{"seq":1,"run_id":"km2","kind":"fs","op":"kernel_load","path":"","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe"}'
+km2='{"seq":1,"run_id":"km2","kind":"fs","op":"kernel_load","path":"","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe","exe":"/ext/bin/fsprobe"}'
 [ "$RC" -eq 0 ] && expect_record km2 "$T/km2.audit" "$km2" &&
 	pass "init_module from a buffer is denied" || fail "init_module" "exit $RC"
 in_run km3 EAFNOSUPPORT socket-family 12
@@ -324,19 +340,19 @@ fi
 
 # --- leaving the run, terminals, inherited descriptors ----------------------
 in_run c1 EPERM clone-into-cgroup /sys/fs/cgroup
-c1='{"seq":1,"run_id":"c1","kind":"fs","op":"clone_into_cgroup","path":"","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe"}'
+c1='{"seq":1,"run_id":"c1","kind":"fs","op":"clone_into_cgroup","path":"","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe","exe":"/ext/bin/fsprobe"}'
 [ "$RC" -eq 0 ] && expect_record c1 "$T/c1.audit" "$c1" &&
 	pass "clone3(CLONE_INTO_CGROUP) with a read-only cgroup fd cannot leave the run" ||
 	fail "clone3 CLONE_INTO_CGROUP" "exit $RC"
 denied "chattr through a read-only fd (FS_IOC_SETFLAGS)" i1 ioctl "$OUT/file" EACCES setflags "$OUT/file"
 in_run i2 EPERM tiocsti /dev/ptmx
-i2='{"seq":1,"run_id":"i2","kind":"fs","op":"tty_inject","path":"/dev/ptmx","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe"}'
+i2='{"seq":1,"run_id":"i2","kind":"fs","op":"tty_inject","path":"/dev/ptmx","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe","exe":"/ext/bin/fsprobe"}'
 [ "$RC" -eq 0 ] && expect_record i2 "$T/i2.audit" "$i2" &&
 	pass "a pty can be opened, but TIOCSTI cannot type into it" || fail "TIOCSTI" "exit $RC"
 chmod 600 "$OUT/file"
 in_run a1 EACCES setacl "$OUT/file"
 if [ "$RC" -eq 0 ] && [ "$(stat -c %a "$OUT/file")" = 600 ] &&
-	normalize "$T/a1.audit" | grep -qE '"op":"(setxattr|set_acl)","path":"/srv/outside/file","path_scope":"filesystem","decision":"deny","errno":"EACCES"'; then
+	normalize "$T/a1.audit" | grep -qE '"op":"(setxattr|set_acl)","path":"/srv/outside/file","path_scope":"filesystem","access":"write","decision":"deny","errno":"EACCES"'; then
 	pass "a POSIX ACL on a file outside (set_acl hook on 6.2+, setxattr before)"
 else
 	fail "POSIX ACL outside" "exit $RC, mode $(stat -c %a "$OUT/file")"
@@ -384,7 +400,7 @@ done
 touch "$WS/go"
 wait $bg
 RC=$?
-if [ "$RC" -eq 0 ] && [ ! -e "$OUT/nested" ] && grep -q "\"path\":\"$OUT/nested\",\"decision\":\"deny\"" "$T/n1.audit" &&
+if [ "$RC" -eq 0 ] && [ ! -e "$OUT/nested" ] && grep -q "\"path\":\"$OUT/nested\",\"access\":\"write\",\"decision\":\"deny\"" "$T/n1.audit" &&
 	[ ! -e /sys/fs/cgroup/tether/n1 ]; then
 	pass "a process moved into a cgroup nested in its run stays confined; cleanup removes both"
 else
@@ -488,7 +504,7 @@ tether run --envelope "$ENV" --run-id df --audit "$T/df.audit" -- /bin/sh -c \
 RC=$?
 if [ $RC -eq 0 ] && ! ps | grep -q '[s]leep 300' && [ ! -e "$OUT/daemon" ] &&
 	grep -q '"event":"end".*"leftover_processes":1,"cleanup_verified":true' "$T/df.audit" &&
-	grep -q "\"path\":\"$OUT/daemon\",\"decision\":\"deny\"" "$T/df.audit"; then
+	grep -q "\"path\":\"$OUT/daemon\",\"access\":\"write\",\"decision\":\"deny\"" "$T/df.audit"; then
 	pass "a double-forked daemon is confined, then killed with the run and counted"
 else
 	fail "double fork" "exit $RC"

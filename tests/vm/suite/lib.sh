@@ -17,7 +17,7 @@ sandbox:
     root: read_only
     workspace:
       path: $2
-  acknowledge_unenforced: [filesystem.exec, network_egress.default]
+  acknowledge_unenforced: [network_egress.default]
 EOT
 }
 

@@ -22,7 +22,7 @@ sandbox:
       path: $W
       write: [rw/**]
     deny: [rw/keys/**, rw/deep/secret/**]
-  acknowledge_unenforced: [filesystem.exec, network_egress.default, filesystem.deny]
+  acknowledge_unenforced: [network_egress.default]
 EOT
 # Compiled (sorted by path): 0 "/" RX, 1 $W R, 2 $IN R, 3 $W/rw RW,
 # 4 $W/rw/deep/secret -, 5 $W/rw/keys -.
@@ -32,7 +32,7 @@ ruled() {
 	name=$1 id=$2 op=$3 rpath=$4 rule=$5 rule_path=$6
 	shift 6
 	in_run "$id" EACCES "$@"
-	rec="{\"seq\":1,\"run_id\":\"$id\",\"kind\":\"fs\",\"op\":\"$op\",\"path\":\"$rpath\",\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":\"rule\",\"rule\":$rule,\"rule_path\":\"$rule_path\",\"uid\":0,\"comm\":\"fsprobe\"}"
+	rec="{\"seq\":1,\"run_id\":\"$id\",\"kind\":\"fs\",\"op\":\"$op\",\"path\":\"$rpath\",\"access\":\"write\",\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":\"rule\",\"rule\":$rule,\"rule_path\":\"$rule_path\",\"uid\":0,\"comm\":\"fsprobe\",\"exe\":\"$BIN/fsprobe\"}"
 	if [ "$RC" -ne 0 ]; then
 		fail "$name" "fsprobe did not see EACCES (tether exit $RC)"
 	elif ! expect_record "$name" "$T/$id.audit" "$rec"; then
@@ -65,7 +65,7 @@ ruled "a denied directory cannot be exchanged with another (RENAME_EXCHANGE)" r1
 ruled "an empty denied directory cannot be removed" r13 rmdir "$W/rw/deep/secret" 4 \
 	"$W/rw/deep/secret" rmdir "$W/rw/deep/secret"
 in_run r14 EACCES rename "$W/rw/deep" "$W/rw/deep2"
-rec='{"seq":1,"run_id":"r14","kind":"fs","op":"rename","path":"/srv/rules/rw/deep","decision":"deny","errno":"EACCES","reason":"forbidden","uid":0,"comm":"fsprobe"}'
+rec='{"seq":1,"run_id":"r14","kind":"fs","op":"rename","path":"/srv/rules/rw/deep","decision":"deny","errno":"EACCES","reason":"forbidden","uid":0,"comm":"fsprobe","exe":"/ext/bin/fsprobe"}'
 [ "$RC" -eq 0 ] && [ -d "$W/rw/deep/secret" ] && expect_record r14 "$T/r14.audit" "$rec" &&
 	pass "a directory above a carve-out cannot be renamed (pinned)" ||
 	fail "pinned directory" "exit $RC"
@@ -90,7 +90,7 @@ sandbox:
     workspace:
       path: $W
     write: [/srv/link/sub/**]
-  acknowledge_unenforced: [filesystem.exec, network_egress.default]
+  acknowledge_unenforced: [network_egress.default]
 EOT
 tether run --envelope "$T/link.yaml" --run-id r9 -- /bin/sh -c "echo x > /srv/target/sub-x" \
 	2> "$T/r9.err"
@@ -111,7 +111,7 @@ sandbox:
     workspace:
       path: $W
     write: [/srv/rules-logs/**]
-  acknowledge_unenforced: [filesystem.exec, network_egress.default]
+  acknowledge_unenforced: [network_egress.default]
 EOT
 tether run --envelope "$T/logs.yaml" --run-id r10 --audit /srv/rules-logs/a.jsonl -- /bin/true \
 	2> "$T/r10.err"
@@ -132,7 +132,7 @@ tether run --envelope "$T/rules.tpol" --run-id r8 --audit "$T/r8.audit" -- /bin/
 	"$BIN/fsprobe ok write $W/rw/from-tpol && $BIN/fsprobe EACCES write $W/top2"
 RC=$?
 if [ "$RC" -eq 0 ] && [ -n "$digest" ] &&
-	grep -q "\"event\":\"start\".*\"policy_digest\":\"$digest\",\"unenforced\":\[\"filesystem.deny\",\"filesystem.exec\",\"network_egress.default\"\]" "$T/r8.audit"; then
+	grep -q "\"event\":\"start\".*\"mode\":\"enforce\",.*\"policy_digest\":\"$digest\",\"unenforced\":\[\"network_egress.default\"\]" "$T/r8.audit"; then
 	pass "a run from a compiled policy enforces it; its start record names the digest and gaps"
 else
 	fail "run from tpol" "exit $RC, digest '$digest': $(grep '"start"' "$T/r8.audit")"
