@@ -9,6 +9,7 @@
 #   make fuzz            fuzz policyc (libFuzzer, ASan, UBSan) for FUZZ_TIME s (600)
 #   make fuzz-smoke      the same for FUZZ_TIME s (30), small inputs; fails on any finding
 #   make bench-policyc   time and measure policyc on 10,000 path and 10,000 CIDR rules
+#   make bench-fs        open, stat and fork+exec in runs of 10 and 10,000 rules vs none (VM)
 #   make vmlinux         regenerate vmlinux/vmlinux.h from /sys/kernel/btf/vmlinux
 #   make clean
 
@@ -55,7 +56,7 @@ VMPROG_SRCS := $(wildcard tests/vm/progs/*.c)
 VMPROG_BINS := $(patsubst tests/vm/progs/%.c,$(OUTPUT)/tests/vm/%,$(VMPROG_SRCS))
 
 .PHONY: all clean test test-unit test-host test-vm vmlinux vm-progs fuzz fuzz-smoke \
-	fuzz-corpus bench-policyc
+	fuzz-corpus bench-policyc bench-fs
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -181,6 +182,25 @@ $(BENCH_DIR)/envelope.yaml: $(BENCH_DIR)/gen
 
 bench-policyc: $(BENCH_DIR)/bench $(BENCH_DIR)/envelope.yaml
 	$(Q)$(BENCH_DIR)/bench $(BENCH_DIR)/envelope.yaml $(BENCH_ITER)
+
+# The filesystem hooks' cost: bench/fs/loops (static, run in the VM) inside
+# runs of 10 and 10,000 rules and outside any run, one boot per kernel.
+# BENCH_KERNELS, BENCH_N, BENCH_FORK_N, BENCH_BATCHES, BENCH_ROUNDS: see
+# bench/README.md.  It never fails on a miss.
+BENCH_FS_DIR := $(OUTPUT)/bench/fs
+
+$(BENCH_FS_DIR)/loops: bench/fs/loops.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -static -o $@ $<
+
+$(BENCH_FS_DIR)/envelope: bench/fs/envelope.c $(OUTPUT)/libtether.a $(HDRS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml
+
+bench-fs: $(OUTPUT)/tether $(BENCH_FS_DIR)/loops $(BENCH_FS_DIR)/envelope
+	$(Q)bench/fs/bench-fs $(OUTPUT)
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h.tmp
