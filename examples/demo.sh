@@ -1,13 +1,15 @@
 #!/bin/sh
 # The demo's body: one run under examples/demo.yaml that writes once inside its
-# workspace (allowed) and once outside it (denied), then shows the audit
-# stream.  scripts/demo runs it on this host or, when the host kernel cannot
+# workspace (allowed) and once outside it (denied), tries to read /etc/shadow
+# and to run a script it wrote (both denied), then shows the audit stream.  scripts/demo runs it on this host or, when the host kernel cannot
 # run BPF-LSM, inside the test VM.  Needs root.
 tether=${TETHER:-tether}
 envelope=${1:-examples/demo.yaml}
 audit=/tmp/tether-demo/audit.jsonl
 mkdir -p /tmp/tether-demo/workspace
-rm -f "$audit" /tmp/tether-demo/outside.txt
+rm -f "$audit" /tmp/tether-demo/outside.txt /tmp/tether-demo/workspace/payload.sh
+# The test VM's initramfs has no /etc/shadow; a real host always has one.
+[ -e /etc/shadow ] || echo 'root:*:19000:0:99999:7:::' > /etc/shadow
 
 echo "\$ tether run --envelope $envelope --audit $audit --audit-allowed -- /bin/sh -c '...'"
 "$tether" run --envelope "$envelope" --run-id demo --audit "$audit" --audit-allowed -- /bin/sh -c '
@@ -15,6 +17,12 @@ echo "\$ tether run --envelope $envelope --audit $audit --audit-allowed -- /bin/
 	echo "result" > /tmp/tether-demo/workspace/result.txt && echo "agent:   allowed"
 	echo "agent: writing /tmp/tether-demo/outside.txt (outside the workspace)"
 	echo "exfil" > /tmp/tether-demo/outside.txt || echo "agent:   denied"
+	echo "agent: reading /etc/shadow (a built-in protected path)"
+	cat /etc/shadow >/dev/null 2>&1 && echo "agent:   read" || echo "agent:   denied"
+	echo "agent: running a script it just wrote into its workspace (W^X)"
+	printf "#!/bin/sh\\necho payload ran\\n" > /tmp/tether-demo/workspace/payload.sh
+	chmod +x /tmp/tether-demo/workspace/payload.sh
+	/tmp/tether-demo/workspace/payload.sh 2>/dev/null || echo "agent:   denied"
 	exit 0'
 status=$?
 echo

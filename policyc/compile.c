@@ -211,11 +211,18 @@ static int build_path_rules(const struct tp_envelope *env, struct tp_policy *pol
 	size_t n = 0;
 	int r;
 
-	r = specs_add(&s, strdup("/"), TP_PATH_SUBTREE,
-		      TETHER_ACCESS_READ | (exec_list ? 0 : TETHER_ACCESS_EXEC), false, false, false);
+	r = specs_add(&s, strdup("/"), TP_PATH_SUBTREE, TETHER_ACCESS_READ, false, false, false);
 	if (r < 0)
 		return r;
 	s.items[0].is_root = true;
+	/*
+	 * root: read_only executes only where system software lives; an exec
+	 * list replaces these.  Everything else (/tmp, /dev/shm, /var, /srv,
+	 * other runs' workspaces) holds files someone could have written.
+	 */
+	for (size_t i = 0; r >= 0 && !exec_list && tp_system_software_trees[i]; i++)
+		r = specs_add(&s, strdup(tp_system_software_trees[i]), TP_PATH_SUBTREE,
+			      TETHER_ACCESS_READ | TETHER_ACCESS_EXEC, false, false, false);
 	r = specs_add(&s, strdup(env->workspace_path), TP_PATH_SUBTREE, TETHER_ACCESS_READ, true,
 		      false, false);
 	for (size_t i = 0; r >= 0 && i < env->input_count; i++)

@@ -77,6 +77,10 @@ char *tp_entry_absolute(const char *workspace, const struct tp_path_entry *entry
 	return out;
 }
 
+const char *const tp_system_software_trees[] = {
+	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", NULL,
+};
+
 const char *const tp_protected_paths[] = {
 	/* credentials and who may become root */
 	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",

@@ -422,6 +422,12 @@ int tp_contract_check(const struct tp_contract *contract, const char *env_name,
  */
 extern const char *const tp_protected_paths[];
 
+/*
+ * Where `root: read_only` grants EXEC when the envelope has no exec list:
+ * /usr, /bin, /sbin, /lib, /lib32, /lib64, /libx32, /opt.  NULL-terminated.
+ */
+extern const char *const tp_system_software_trees[];
+
 /* Lexical normalisation of an absolute path: collapses "//" and ".", resolves
  * ".." lexically (never above "/"), strips a trailing "/".  Returns a malloc'd
  * string, or NULL with errno = EINVAL for relative or empty input. */

@@ -4,15 +4,15 @@
 #
 #   run-in-vm.sh N FORK_N BATCHES ROUNDS
 #
-# Expects /ext/bench/loops (bench/fs/loops.c, static) and the envelopes
-# /ext/bench/rules-small.yaml and /ext/bench/rules-large.yaml; tether is on
+# Expects /opt/tether-bench/loops (bench/fs/loops.c, static) and the envelopes
+# /opt/tether-bench/rules-small.yaml and /opt/tether-bench/rules-large.yaml; tether is on
 # PATH.  Prints the driver's "bench-fs label=... round=..." lines (labels
 # unloaded, root, outside, small, large) after one "bench-fs kernel=..." line;
 # bench/fs/bench-fs turns them into the table.  Exits 1 when something could
 # not be measured ("bench-fs error: ..." says what).
 set -u
 N=$1 FORK_N=$2 BATCHES=$3 ROUNDS=$4
-D=/ext/bench
+D=/opt/tether-bench
 FILE=/srv/bench/a/b/c/d/file
 A=/tmp/bench-fs
 

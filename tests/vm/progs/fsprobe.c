@@ -11,7 +11,7 @@
  * in a forked child and report the child's execve result (through a
  * close-on-exec pipe); once the execve succeeds the new program's own exit
  * status is ignored.  Give it arguments that make it exit at once, e.g.
- * "fsprobe ok exec /ext/bin/fsprobe ok nop".
+ * "fsprobe ok exec /opt/tether-tests/bin/fsprobe ok nop".
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -29,8 +29,8 @@ echo x > /home/alice/notes
 cp "$BIN/fsprobe" "$WS/fsprobe"			# a binary the run could have written
 cp "$BIN/fsprobe" "$WS/blob"			# a "shared library" it could have written
 printf '#!/bin/sh\nexit 0\n' > "$WS/script.sh"
-printf '#!%s\n' "$WS/fsprobe" > /srv/cscript	# a script outside, its interpreter inside
-chmod 755 "$WS/fsprobe" "$WS/blob" "$WS/script.sh" /srv/cscript
+printf '#!%s\n' "$WS/fsprobe" > /opt/tether-cscript	# a script outside (in a system tree), its interpreter inside
+chmod 755 "$WS/fsprobe" "$WS/blob" "$WS/script.sh" /opt/tether-cscript
 ln -sfn /etc/shadow "$WS/shadow-link"
 
 # to_re RECORD: RECORD as an anchored-by-grep -x ERE, where @RULE@ stands for
@@ -128,7 +128,7 @@ denied "read /proc/1/status (init is outside the run)" cr10 open_read /proc/1/st
 denied "read /sys/kernel/security/lsm (protected)" cr11 open_read /sys/kernel/security/lsm read \
 	"$(protected /sys/kernel/security)" read /sys/kernel/security/lsm
 
-allowed "its own /proc/self/status, /etc/passwd, /ext/bin/fsprobe and /bin/busybox are readable" cr12 "
+allowed "its own /proc/self/status, /etc/passwd, /opt/tether-tests/bin/fsprobe and /bin/busybox are readable" cr12 "
 	$BIN/fsprobe ok read /proc/self/status
 	$BIN/fsprobe ok read /etc/passwd
 	$BIN/fsprobe ok read $BIN/fsprobe
@@ -172,7 +172,7 @@ denied "exec of a binary in the workspace" ce1 exec "$WS/fsprobe" exec "$(ruled 
 denied "exec of a #!/bin/sh script in the workspace" ce2 exec "$WS/script.sh" exec "$(ruled "$WS")" \
 	exec "$WS/script.sh"
 denied "exec of a script outside whose #! interpreter is in the workspace" ce3 exec "$WS/fsprobe" exec \
-	"$(ruled "$WS")" exec /srv/cscript
+	"$(ruled "$WS")" exec /opt/tether-cscript
 denied "execveat(O_PATH fd, AT_EMPTY_PATH) of a binary in the workspace" ce4 exec "$WS/fsprobe" exec \
 	"$(ruled "$WS")" execveat-opath "$WS/fsprobe" ok nop
 in_run ce5 EACCES fexecve-memfd "$BIN/fsprobe" ok nop
@@ -186,7 +186,7 @@ denied "mmap(PROT_EXEC) of a file in the workspace" ce6 mmap_exec "$WS/blob" exe
 	mmap-exec "$WS/blob"
 denied "mprotect(PROT_EXEC) of a file mapping from the workspace" ce7 mprotect_exec "$WS/blob" exec \
 	"$(ruled "$WS")" mprotect-exec "$WS/blob"
-allowed "exec of /ext/bin/fsprobe and mmap(PROT_EXEC) of it are allowed" ce8 "
+allowed "exec of /opt/tether-tests/bin/fsprobe and mmap(PROT_EXEC) of it are allowed" ce8 "
 	$BIN/fsprobe ok exec $BIN/fsprobe ok nop
 	$BIN/fsprobe ok execveat-opath $BIN/fsprobe ok nop
 	$BIN/fsprobe ok mmap-exec $BIN/fsprobe
@@ -266,7 +266,7 @@ sandbox:
 EOT
 ENV=$T/allowed.yaml
 in_run cm3 ok exec "$BIN/fsprobe" ok nop
-cm3="{\"seq\":@SEQ@,\"run_id\":\"cm3\",\"kind\":\"fs\",\"op\":\"exec\",\"path\":\"$BIN/fsprobe\",\"access\":\"exec\",\"decision\":\"allow\",$(ruled /),\"uid\":0,\"comm\":\"fsprobe\",\"exe\":\"$BIN/fsprobe\"}"
+cm3="{\"seq\":@SEQ@,\"run_id\":\"cm3\",\"kind\":\"fs\",\"op\":\"exec\",\"path\":\"$BIN/fsprobe\",\"access\":\"exec\",\"decision\":\"allow\",$(ruled /opt),\"uid\":0,\"comm\":\"fsprobe\",\"exe\":\"$BIN/fsprobe\"}"
 [ "$RC" -eq 0 ] && expect_re "$T/cm3.audit" "$cm3" && no_denials "$T/cm3.audit" &&
 	pass "audit.record_allowed: an allowed exec is recorded (decision allow)" ||
 	fail "record_allowed exec" "exit $RC"

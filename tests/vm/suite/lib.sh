@@ -2,7 +2,7 @@
 # "[PASS] name" or "[FAIL] name: why"; finish() prints "N passed, N failed".
 PASSED=0
 FAILED=0
-BIN=/ext/bin
+BIN=/opt/tether-tests/bin
 T=/tmp/suite
 mkdir -p "$T"
 

@@ -24,8 +24,9 @@ sandbox:
     deny: [rw/keys/**, rw/deep/secret/**]
   acknowledge_unenforced: [network_egress.default]
 EOT
-# Compiled (sorted by path): 0 "/" RX, 1 $W R, 2 $IN R, 3 $W/rw RW,
-# 4 $W/rw/deep/secret -, 5 $W/rw/keys -.
+# Compiled (sorted by path): 0 "/" R, 1-7 /bin /lib /lib32 /lib64 /libx32
+# /opt /sbin RX, 8 $W/rw RW, 9 $W/rw/deep/secret -, 10 $W/rw/keys -, 11 /usr RX.
+# $W and $IN are readable, like "/", and not executable: no rules of their own.
 
 # ruled NAME ID OP PATH RULE RULE_PATH PROBE_ARGS...: denied with EACCES by rule RULE.
 ruled() {
@@ -46,26 +47,26 @@ in_run r1 ok write "$W/rw/new"
 [ "$RC" -eq 0 ] && [ "$(cat "$W/rw/new")" = tether ] && no_denials "$T/r1.audit" &&
 	pass "workspace.write: a file in the writable part is created" ||
 	fail "write in rw" "exit $RC"
-ruled "workspace.write: the rest of the workspace is read-only" r2 create "$W/top" 1 "$W" \
+ruled "workspace.write: the rest of the workspace is read-only" r2 create "$W/top" 0 / \
 	write "$W/top"
 ruled "deny: a file in the denied subtree cannot be opened for writing" r3 open_write \
-	"$W/rw/keys/k" 5 "$W/rw/keys" append "$W/rw/keys/k"
-ruled "an input is read-only" r4 open_write "$IN/data" 2 "$IN" append "$IN/data"
-ruled "deny holds for xattrs (decided by inode identity)" r5 setxattr "$W/rw/keys/k" 5 \
+	"$W/rw/keys/k" 10 "$W/rw/keys" append "$W/rw/keys/k"
+ruled "an input is read-only" r4 open_write "$IN/data" 0 / append "$IN/data"
+ruled "deny holds for xattrs (decided by inode identity)" r5 setxattr "$W/rw/keys/k" 10 \
 	"$W/rw/keys" setxattr "$W/rw/keys/k"
-ruled "deny holds for timestamps (inode identity)" r6 utimes "$W/rw/keys/k" 5 \
+ruled "deny holds for timestamps (inode identity)" r6 utimes "$W/rw/keys/k" 10 \
 	"$W/rw/keys" utimes "$W/rw/keys/k"
 
 # A carve-out holds only while its path does: it cannot be moved, replaced
 # or removed, nor can any directory above it inside the writable part.
-ruled "a denied directory cannot be renamed out of its rule" r11 rename "$W/rw/keys" 5 \
+ruled "a denied directory cannot be renamed out of its rule" r11 rename "$W/rw/keys" 10 \
 	"$W/rw/keys" rename "$W/rw/keys" "$W/rw/keys2"
 ruled "a denied directory cannot be exchanged with another (RENAME_EXCHANGE)" r12 rename \
-	"$W/rw/keys" 5 "$W/rw/keys" exchange "$W/rw/other" "$W/rw/keys"
-ruled "an empty denied directory cannot be removed" r13 rmdir "$W/rw/deep/secret" 4 \
+	"$W/rw/keys" 10 "$W/rw/keys" exchange "$W/rw/other" "$W/rw/keys"
+ruled "an empty denied directory cannot be removed" r13 rmdir "$W/rw/deep/secret" 9 \
 	"$W/rw/deep/secret" rmdir "$W/rw/deep/secret"
 in_run r14 EACCES rename "$W/rw/deep" "$W/rw/deep2"
-rec='{"seq":1,"run_id":"r14","kind":"fs","op":"rename","path":"/srv/rules/rw/deep","decision":"deny","errno":"EACCES","reason":"forbidden","uid":0,"comm":"fsprobe","exe":"/ext/bin/fsprobe"}'
+rec='{"seq":1,"run_id":"r14","kind":"fs","op":"rename","path":"/srv/rules/rw/deep","decision":"deny","errno":"EACCES","reason":"forbidden","uid":0,"comm":"fsprobe","exe":"/opt/tether-tests/bin/fsprobe"}'
 [ "$RC" -eq 0 ] && [ -d "$W/rw/deep/secret" ] && expect_record r14 "$T/r14.audit" "$rec" &&
 	pass "a directory above a carve-out cannot be renamed (pinned)" ||
 	fail "pinned directory" "exit $RC"
