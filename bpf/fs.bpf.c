@@ -84,6 +84,13 @@ struct {
 	__type(value, struct tether_path_rule);
 } inode_rules SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct tether_pty_key);
+	__type(value, __u64);
+} ptys SEC(".maps");
+
 struct walk_ctx {
 	struct dentry *dentry;
 	struct mount *mnt;
@@ -525,13 +532,36 @@ static __always_inline int check_entry(__u32 op, const struct path *dir, struct 
 #define S_IFCHR		0020000
 #define O_ACCMODE	00000003
 
+#define PTY_SLAVE_MAJOR		136	/* devpts: /dev/pts/N is 136:N */
+#define PTMX_RDEV		((5u << 20) | 2)
+
+/*
+ * A pty slave the run allocated itself (see struct tether_pty_key): its
+ * index entered for this run, by the master the slave is linked to now.
+ * devpts keeps the slave's tty in the dentry's d_fsdata.
+ */
+static __always_inline bool own_pty(struct tether_run *run, struct file *file)
+{
+	struct tty_struct *slave = BPF_CORE_READ(file, f_path.dentry, d_fsdata);
+	struct tether_pty_key key = { .run_slot = run->run_slot };
+	__u64 *master;
+
+	if (!slave)
+		return false;
+	key.index = BPF_CORE_READ(slave, index);
+	master = bpf_map_lookup_elem(&ptys, &key);
+	return master && *master == (__u64)BPF_CORE_READ(slave, link);
+}
+
 /*
  * The character devices every program expects to use: null, zero, full,
- * random, urandom (major 1), tty, ptmx (major 5) and ptys (136-143).  Decided
- * by device number, never by path: a node with these numbers anywhere is the
- * same device, and a node with other numbers is never one of them.
+ * random, urandom (major 1), tty, ptmx (major 5), and the ptys the run
+ * allocated.  Decided by device number, never by path: a node with these
+ * numbers anywhere is the same device, and a node with other numbers is
+ * never one of them.
  */
-static __always_inline bool allowed_device(umode_t mode, __u32 rdev)
+static __always_inline bool allowed_device(struct tether_run *run, struct file *file,
+					   umode_t mode, __u32 rdev)
 {
 	__u32 major = rdev >> 20, minor = rdev & 0xfffff;
 
@@ -541,7 +571,7 @@ static __always_inline bool allowed_device(umode_t mode, __u32 rdev)
 		return minor == 3 || minor == 5 || minor == 7 || minor == 8 || minor == 9;
 	if (major == 5)
 		return minor == 0 || minor == 2;
-	return major >= 136 && major <= 143;
+	return major == PTY_SLAVE_MAJOR && own_pty(run, file);
 }
 
 #define PROC_SUPER_MAGIC	0x9fa0
@@ -620,7 +650,7 @@ int BPF_PROG(tether_file_open, struct file *file, int ret)
 	mode = BPF_CORE_READ(inode, i_mode);
 	/* A device is what its number says, whatever path names it, for reads too. */
 	if ((mode & S_IFMT) == S_IFCHR || (mode & S_IFMT) == S_IFBLK) {
-		if (allowed_device(mode, BPF_CORE_READ(inode, i_rdev)))
+		if (allowed_device(run, file, mode, BPF_CORE_READ(inode, i_rdev)))
 			return 0;
 		return decide(run, cgid, TETHER_FS_OPEN_DEVICE, vfsmnt, dentry, MATCH_OBJECT, 0,
 			      -EACCES);
@@ -1097,6 +1127,38 @@ static __always_inline bool modifying_file_ioctl(unsigned int cmd)
 	return false;
 }
 
+#define TIOCGPTN		0x80045430	/* _IOR('T', 0x30, unsigned int) */
+#define TIOCGPTPEER		0x5441		/* _IO('T', 0x41) */
+
+/* The pty master behind a ptmx file, or NULL for any other file. */
+static __always_inline struct tty_struct *ptmx_master(struct file *file)
+{
+	struct tty_file_private *priv;
+
+	if (BPF_CORE_READ(file, f_inode, i_rdev) != PTMX_RDEV ||
+	    (BPF_CORE_READ(file, f_inode, i_mode) & S_IFMT) != S_IFCHR)
+		return NULL;
+	priv = BPF_CORE_READ(file, private_data);
+	return priv ? BPF_CORE_READ(priv, tty) : NULL;
+}
+
+/*
+ * A run's process asks a master it opened for its slave: the slave becomes
+ * the run's (see struct tether_pty_key).  A full map leaves it unentered,
+ * and the slave's open is then denied.
+ */
+static __always_inline void enter_pty(struct tether_run *run, struct file *file)
+{
+	struct tty_struct *master = ptmx_master(file);
+	struct tether_pty_key key = { .run_slot = run->run_slot };
+	__u64 value = (__u64)master;
+
+	if (!master)
+		return;
+	key.index = BPF_CORE_READ(master, index);
+	bpf_map_update_elem(&ptys, &key, &value, BPF_ANY);
+}
+
 static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
 {
 	struct tether_run *run;
@@ -1105,6 +1167,10 @@ static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
 	run = current_run(&cgid);
 	if (!run)
 		return 0;
+	if (cmd == TIOCGPTN || cmd == TIOCGPTPEER) {
+		enter_pty(run, file);
+		return 0;
+	}
 	/* Typing into a terminal the run shares with a host shell runs commands outside it. */
 	if (cmd == TIOCSTI || cmd == TIOCLINUX)
 		return decide(run, cgid, TETHER_FS_TTY_INJECT, BPF_CORE_READ(file, f_path.mnt),
@@ -1131,6 +1197,36 @@ int BPF_PROG(tether_file_ioctl_compat, struct file *file, unsigned int cmd, unsi
 	if (ret)
 		return ret;
 	return check_ioctl(file, cmd);
+}
+
+/*
+ * Closing the master ends the pty: its number may go to another session
+ * next, so the run's entry goes with it.  Called for every file's last close
+ * on the host, before the file is released (its tty still attached);
+ * anything but a ptmx file of a run returns at once.  The hook exists from
+ * 6.9 on (the loader attaches it where it does); before, an entry stays
+ * until the run ends.
+ */
+SEC("lsm/file_release")
+int BPF_PROG(tether_file_release, struct file *file)
+{
+	struct tether_pty_key key;
+	struct tty_struct *master;
+	struct tether_run *run;
+	__u64 *entered, cgid;
+
+	master = ptmx_master(file);
+	if (!master)
+		return 0;
+	run = current_run(&cgid);
+	if (!run)
+		return 0;
+	key.run_slot = run->run_slot;
+	key.index = BPF_CORE_READ(master, index);
+	entered = bpf_map_lookup_elem(&ptys, &key);
+	if (entered && *entered == (__u64)master)
+		bpf_map_delete_elem(&ptys, &key);
+	return 0;
 }
 
 #define CLONE_INTO_CGROUP	0x200000000ULL

@@ -24,7 +24,7 @@
 
 /* Maps userspace needs; everything else stays private to the programs. */
 static const char *const pinned_maps[] = { "runs", "path_rules", "inode_rules", "audit_rings",
-					   "rodata" };
+					   "ptys", "rodata" };
 
 static int fail(struct tl_error *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -158,6 +158,9 @@ static int select_programs(struct fs_bpf *skel, struct tl_error *err)
 		return fail(err, arity < 0 ? arity : EINVAL,
 			    "reading the signature of the bpf LSM hook from kernel BTF");
 	}
+	/* 6.9+: the last close of a file has a hook before release */
+	bpf_program__set_autoload(skel->progs.tether_file_release,
+				  hook_arity(vmlinux, "file_release") == 1);
 	/* 6.2+: ftruncate no longer passes path_truncate */
 	bpf_program__set_autoload(skel->progs.tether_file_truncate,
 				  hook_arity(vmlinux, "file_truncate") == 1);
@@ -303,7 +306,8 @@ int tl_node_open(uint32_t run_cgroup_level, struct tl_node *node, struct tl_erro
 	int r;
 
 	*node = (struct tl_node){
-		.runs_fd = -1, .path_rules_fd = -1, .inode_rules_fd = -1, .audit_rings_fd = -1
+		.runs_fd = -1, .path_rules_fd = -1, .inode_rules_fd = -1, .audit_rings_fd = -1,
+		.ptys_fd = -1,
 	};
 	r = make_pin_dir(err);
 	if (r)
@@ -364,6 +368,8 @@ int tl_node_open(uint32_t run_cgroup_level, struct tl_node *node, struct tl_erro
 	if (!r)
 		r = open_pinned_map("inode_rules", &node->inode_rules_fd, err);
 	if (!r)
+		r = open_pinned_map("ptys", &node->ptys_fd, err);
+	if (!r)
 		r = open_pinned_map("audit_rings", &node->audit_rings_fd, err);
 out:
 	fs_bpf__destroy(skel);
@@ -384,9 +390,12 @@ void tl_node_close(struct tl_node *node)
 		close(node->path_rules_fd);
 	if (node->inode_rules_fd >= 0)
 		close(node->inode_rules_fd);
+	if (node->ptys_fd >= 0)
+		close(node->ptys_fd);
 	if (node->audit_rings_fd >= 0)
 		close(node->audit_rings_fd);
 	node->runs_fd = node->path_rules_fd = node->inode_rules_fd = node->audit_rings_fd = -1;
+	node->ptys_fd = -1;
 }
 
 int tl_probe_lsm(struct tl_error *err)
@@ -711,6 +720,8 @@ int tl_run_counters(struct tl_node *node, const struct tl_run *run, uint64_t *se
 	return 0;
 }
 
+static int delete_slot_keys(int fd, size_t key_size, size_t slot_offset, uint32_t slot);
+
 int tl_run_remove(struct tl_node *node, struct tl_run *run, struct tl_error *err)
 {
 	struct tether_path_key key;
@@ -753,6 +764,12 @@ int tl_run_remove(struct tl_node *node, struct tl_run *run, struct tl_error *err
 		free(run->rules[i].path);
 	run->rule_count = 0;
 	if (run->run_slot) {
+		/* the runs entry is gone: no process of the run can enter a pty now */
+		int r = delete_slot_keys(node->ptys_fd, sizeof(struct tether_pty_key),
+					 offsetof(struct tether_pty_key, run_slot), run->run_slot);
+
+		if (r && !first)
+			first = fail(err, r, "removing the ptys of run slot %u", run->run_slot);
 		if (bpf_map_delete_elem(node->audit_rings_fd, &run->run_slot) && errno != ENOENT &&
 		    !first)
 			first = fail(err, errno, "releasing run slot %u", run->run_slot);
@@ -844,6 +861,9 @@ int tl_run_reclaim(struct tl_node *node, uint64_t cgroup_id, struct tl_error *er
 	if (!r)
 		r = delete_slot_keys(node->inode_rules_fd, sizeof(struct tether_inode_key),
 				     offsetof(struct tether_inode_key, run_slot), value.run_slot);
+	if (!r)
+		r = delete_slot_keys(node->ptys_fd, sizeof(struct tether_pty_key),
+				     offsetof(struct tether_pty_key, run_slot), value.run_slot);
 	if (r)
 		return fail(err, r, "removing the rules of run slot %u", value.run_slot);
 	if (bpf_map_delete_elem(node->audit_rings_fd, &value.run_slot) && errno != ENOENT)

@@ -38,6 +38,7 @@ struct tl_node {
 	int path_rules_fd;
 	int inode_rules_fd;
 	int audit_rings_fd;
+	int ptys_fd;		/* the ptys runs allocated (written by BPF) */
 	uint32_t run_cgroup_level;
 	bool loaded_now;	/* this call loaded and pinned the programs */
 };

@@ -79,7 +79,8 @@ const struct tp_field_info tp_fields[] = {
 		 "neither it nor a directory above it can be renamed or removed"),
 	ENFORCED("filesystem.devices", F,
 		 "BPF-LSM file_open by device number (null, zero, full, random, urandom, tty, ptmx, "
-		 "ptys) and path_mknod: no other device can be opened or created"),
+		 "the ptys the run allocated) and path_mknod: no other device can be opened or "
+		 "created"),
 	/* N */
 	GAP("network_egress.default", N,
 	    "the network is not confined by this version: a run can reach any destination"),

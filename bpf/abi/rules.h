@@ -12,6 +12,7 @@
  *   path_rules:  struct tether_path_key -> struct tether_path_rule (LPM trie)
  *   audit_rings: u32 run_slot -> ring buffer of that run     (hash of maps)
  *   inode_rules: struct tether_inode_key -> struct tether_path_rule (hash)
+ *   ptys:        struct tether_pty_key -> u64 master tty (hash, written by BPF)
  *
  * Path rules are longest-prefix matches on component boundaries.  Both sides
  * store a directory as its absolute path followed by one '/':
@@ -110,6 +111,20 @@ struct tether_inode_key {
 	__u64 ino;
 };
 
+/*
+ * The ptys a run allocated.  A pty slave (/dev/pts/N) is opened by number,
+ * and N may be another session's terminal, whose input a run could read.
+ * When a run's process asks the master for its number (TIOCGPTN, as
+ * ptsname() does) or for the peer (TIOCGPTPEER, as openpty() does), the BPF
+ * side enters (run slot, N) with the master tty's address; opening slave N
+ * needs that entry and the same master, and closing the master removes it.
+ * The loader removes what is left when the run ends.
+ */
+struct tether_pty_key {
+	__u32 run_slot;
+	__u32 index;		/* N of /dev/pts/N: the tty's index */
+};
+
 /* rule_id of a decision no rule made (a /proc/PID of another process). */
 #define TETHER_RULE_NONE	0xffffffffu
 
@@ -123,5 +138,6 @@ _Static_assert(sizeof(struct tether_path_key) == 260, "tether_path_key layout");
 _Static_assert(sizeof(struct tether_path_key) - 4 <= 256, "LPM trie data limit");
 _Static_assert(sizeof(struct tether_path_rule) == 8, "tether_path_rule layout");
 _Static_assert(sizeof(struct tether_inode_key) == 16, "tether_inode_key layout");
+_Static_assert(sizeof(struct tether_pty_key) == 8, "tether_pty_key layout");
 
 #endif

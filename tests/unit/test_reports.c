@@ -264,8 +264,8 @@ static const char rows_f_min[] =
 	"(PROT_EXEC file mappings): only where a rule grants EXEC; a writable path loses EXEC "
 	"unless exec names it (W^X)\n"
 	"  enforced                     filesystem.devices: BPF-LSM file_open by device number "
-	"(null, zero, full, random, urandom, tty, ptmx, ptys) and path_mknod: no other device can be "
-	"opened or created\n"
+	"(null, zero, full, random, urandom, tty, ptmx, the ptys the run allocated) and path_mknod: "
+	"no other device can be opened or created\n"
 	"N: network egress\n"
 	"  NOT ENFORCED (acknowledged)  network_egress.default: the network is not confined by "
 	"this version: a run can reach any destination\n";
@@ -524,7 +524,8 @@ Test(reports, report_audit_mode)
 				 "this would deny is allowed and recorded"), "%s", text);
 	cr_expect(has_line(text, "  enforced                     filesystem.devices: BPF-LSM "
 				 "file_open by device number (null, zero, full, random, urandom, tty, "
-				 "ptmx, ptys) and path_mknod: no other device can be opened or created"),
+				 "ptmx, the ptys the run allocated) and path_mknod: no other device "
+				 "can be opened or created"),
 		  "%s", text);
 	free(text);
 	tp_policy_free(p);

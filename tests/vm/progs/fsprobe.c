@@ -230,6 +230,41 @@ static int tiocsti(void)
 	return e;
 }
 
+/*
+ * A pty of its own: "path" opens /dev/pts/N by the name ptsname() gives
+ * (TIOCGPTN), "peer" asks the master for it (TIOCGPTPEER, as openpty() does).
+ * "hold" (outside any run) makes a pty, prints the slave's path, and keeps
+ * the master open until killed.
+ */
+static int own_pty(const char *how)
+{
+	int master = open("/dev/ptmx", O_RDWR | O_NOCTTY), slave, e;
+	unsigned int n, unlock = 0;
+	char path[64];
+
+	if (master < 0 || ioctl(master, TIOCSPTLCK, &unlock) < 0)
+		return errno;
+	if (!strcmp(how, "peer")) {
+		slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY);
+	} else {
+		if (ioctl(master, TIOCGPTN, &n) < 0)
+			return errno;
+		snprintf(path, sizeof(path), "/dev/pts/%u", n);
+		if (!strcmp(how, "hold")) {
+			printf("%s\n", path);
+			fflush(stdout);
+			for (;;)
+				pause();
+		}
+		slave = open(path, O_RDWR | O_NOCTTY);
+	}
+	e = slave < 0 ? errno : 0;
+	if (slave >= 0)
+		close(slave);
+	close(master);
+	return e;
+}
+
 /* A POSIX ACL granting everyone rwx (system.posix_acl_access). */
 static int setacl(const char *path)
 {
@@ -526,6 +561,10 @@ int main(int argc, char **argv)
 		got = setflags(argv[3]);
 	else if (!strcmp(op, "tiocsti"))	/* ARG is ignored: always a fresh pty */
 		got = tiocsti();
+	else if (!strcmp(op, "own-pty"))	/* own-pty path|peer|hold */
+		got = own_pty(argv[3]);
+	else if (!strcmp(op, "open-rw"))	/* open(ARG, O_RDWR | O_NOCTTY) */
+		got = result(open(argv[3], O_RDWR | O_NOCTTY));
 	else if (!strcmp(op, "setacl"))
 		got = setacl(argv[3]);
 	else if (!strcmp(op, "mount-setattr")) {

@@ -232,6 +232,26 @@ allowed "/dev/urandom, /dev/null and /dev/zero are readable" cd3 "
 	$BIN/fsprobe ok read /dev/null
 	$BIN/fsprobe ok read /dev/zero"
 
+# --- ptys: only the run's own --------------------------------------------------
+# Another session's terminal (here: a pty held by a process outside the run) is
+# a device node like any other: reading it would steal that session's input.
+mkdir -p "$T/pty"
+"$BIN/fsprobe" ok own-pty hold > "$T/pty/held" 2>/dev/null &
+holder=$!
+for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$T/pty/held" ] && break; sleep 0.2; done
+foreign=$(head -n 1 "$T/pty/held")
+case "$foreign" in
+/dev/pts/*)
+	denied "open another session's pty (held outside the run)" cd4 open_device "$foreign" - \
+		"$FORBIDDEN" open-rw "$foreign" ;;
+*) fail "open another session's pty" "no pty held outside the run ('$foreign')" ;;
+esac
+allowed "a pty the run allocates is its own: by ptsname() path and by TIOCGPTPEER" cd5 "
+	$BIN/fsprobe ok own-pty path
+	$BIN/fsprobe ok own-pty peer
+	$BIN/fsprobe ok own-pty path"
+kill "$holder" 2>/dev/null
+
 # --- modes: audit (would_deny) and record_allowed ---------------------------
 cat > "$T/audit-mode.yaml" <<EOT
 sandbox:
