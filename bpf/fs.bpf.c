@@ -1336,8 +1336,8 @@ int BPF_PROG(tether_ptrace_access_check, struct task_struct *child, unsigned int
  * Unix sockets.  A connection is authority borrowed from whoever listens: a
  * host daemon (dbus, systemd, docker) would act for the run outside it.  A
  * run may reach the sockets its own processes created, and sockets bound
- * beneath a path it may write (its workspace); nothing else, abstract names
- * included.
+ * where a rule grants CONNECT (filesystem.connect, and every path it may
+ * write); nothing else, abstract names included.
  */
 static __always_inline int check_unix_peer(__u32 op, struct sock *other)
 {
@@ -1356,7 +1356,7 @@ static __always_inline int check_unix_peer(__u32 op, struct sock *other)
 	if (!dentry)
 		return deny_forbidden(run, cgid, op, -EACCES);
 	return decide(run, cgid, op, BPF_CORE_READ(peer, path.mnt), dentry, MATCH_OBJECT,
-		      TETHER_ACCESS_WRITE, -EACCES);
+		      TETHER_ACCESS_CONNECT, -EACCES);
 }
 
 SEC("lsm/unix_stream_connect")

@@ -167,6 +167,9 @@ static int resolve_effective(struct specs *s)
 			eff |= parent->effective;
 		if ((eff & TETHER_ACCESS_WRITE) && !r->explicit_exec)
 			eff &= ~(uint32_t)TETHER_ACCESS_EXEC;
+		/* a socket the run could have bound itself it may also reach */
+		if (eff & TETHER_ACCESS_WRITE)
+			eff |= TETHER_ACCESS_CONNECT;
 		r->effective = eff;
 		/*
 		 * A rule at or below a protected path that its kernel parent is
@@ -205,6 +208,7 @@ static int build_path_rules(const struct tp_envelope *env, struct tp_policy *pol
 		{ &env->write, TETHER_ACCESS_READ | TETHER_ACCESS_WRITE, false },
 		{ &env->exec, TETHER_ACCESS_READ | TETHER_ACCESS_EXEC, false },
 		{ &env->deny, 0, true },
+		{ &env->connect, TETHER_ACCESS_CONNECT, false },
 	};
 	_cleanup_(specs_free) struct specs s = { 0 };
 	const bool exec_list = env->exec.count > 0;

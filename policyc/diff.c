@@ -169,19 +169,22 @@ static uint32_t access_self(const struct tp_rule_index *index, const char *path)
 
 static void write_access(FILE *out, uint32_t access)
 {
-	static const char *const names[] = { "read", "write", "execute" };
+	static const char *const names[] = { "read", "write", "execute", "connect" };
 	static const uint32_t bits[] = { TETHER_ACCESS_READ, TETHER_ACCESS_WRITE,
-					 TETHER_ACCESS_EXEC };
+					 TETHER_ACCESS_EXEC, TETHER_ACCESS_CONNECT };
 	unsigned int count = 0, total = 0;
 
-	for (int i = 0; i < 3; i++)
+	/* write implies connect (the compiler adds it): saying so adds nothing */
+	if (access & TETHER_ACCESS_WRITE)
+		access &= ~(uint32_t)TETHER_ACCESS_CONNECT;
+	for (int i = 0; i < 4; i++)
 		total += !!(access & bits[i]);
 	if (total == 0) {
 		fputs("nothing", out);
 		return;
 	}
 	/* "read", "read and write", "read, write and execute" */
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		if (!(access & bits[i]))
 			continue;
 		if (count > 0)

@@ -319,6 +319,7 @@ enum path_list {
 	PL_WRITE,
 	PL_EXEC,
 	PL_DENY,
+	PL_CONNECT,
 	PL_WORKSPACE_WRITE,
 	PL_LISTS,		/* the number of lists above */
 	PL_WORKSPACE = PL_LISTS,
@@ -332,6 +333,7 @@ static const char *const path_list_names[PL_COUNT] = {
 	[PL_WRITE] = "filesystem.write",
 	[PL_EXEC] = "filesystem.exec",
 	[PL_DENY] = "filesystem.deny",
+	[PL_CONNECT] = "filesystem.connect",
 	[PL_WORKSPACE_WRITE] = "filesystem.workspace.write",
 	[PL_WORKSPACE] = "filesystem.workspace.path",
 	[PL_INPUTS] = "filesystem.inputs",
@@ -345,6 +347,7 @@ static struct tp_path_list *path_list_of(struct tp_envelope *env, enum path_list
 	case PL_WRITE: return &env->write;
 	case PL_EXEC: return &env->exec;
 	case PL_DENY: return &env->deny;
+	case PL_CONNECT: return &env->connect;
 	case PL_WORKSPACE_WRITE: return &env->workspace_write;
 	default: abort();	/* not a list */
 	}
@@ -671,6 +674,7 @@ static const struct tp_schema_key filesystem_keys[] = {
 	TP_SCHEMA_KEY("write", check_path_list, false, PL_WRITE),
 	TP_SCHEMA_KEY("exec", check_path_list, false, PL_EXEC),
 	TP_SCHEMA_KEY("deny", check_path_list, false, PL_DENY),
+	TP_SCHEMA_KEY("connect", check_path_list, false, PL_CONNECT),
 	TP_SCHEMA_KEY("devices", check_devices, false, 0),
 };
 

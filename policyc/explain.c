@@ -150,6 +150,7 @@ static int write_filesystem(FILE *out, const struct tp_policy *policy)
 		{ TETHER_ACCESS_READ, "may read" },
 		{ TETHER_ACCESS_WRITE, "may write" },
 		{ TETHER_ACCESS_EXEC, "may execute" },
+		{ TETHER_ACCESS_CONNECT, "may connect to unix sockets bound in" },
 	};
 	struct tp_rule_index index;
 	_cleanup_free_ ssize_t *parent = NULL;

@@ -46,7 +46,8 @@ const struct tp_field_info tp_fields[] = {
 		 "BPF-LSM task_kill and ptrace_access_check: no signal, ptrace or /proc/PID/fd "
 		 "access to processes outside the run"),
 	ENFORCED("@unix_sockets", P,
-		 "BPF-LSM unix_stream_connect and unix_may_send: no unix socket outside the run"),
+		 "BPF-LSM unix_stream_connect and unix_may_send: no unix socket of a process outside "
+		 "the run unless a rule grants CONNECT at its path; no abstract one"),
 	/* F */
 	ENFORCED("filesystem.root", F,
 		 "BPF-LSM file_open, path_*, mmap_file and file_mprotect: "
@@ -77,6 +78,10 @@ const struct tp_field_info tp_fields[] = {
 	ENFORCED("filesystem.deny", F,
 		 "BPF-LSM: a rule that grants nothing: no read, write or exec beneath it, and "
 		 "neither it nor a directory above it can be renamed or removed"),
+	ENFORCED("filesystem.connect", F,
+		 "BPF-LSM unix_stream_connect and unix_may_send: a unix socket of a process outside "
+		 "the run is reachable only where a rule grants CONNECT (connect entries, and every "
+		 "path the run may write)"),
 	ENFORCED("filesystem.devices", F,
 		 "BPF-LSM file_open by device number (null, zero, full, random, urandom, tty, ptmx, "
 		 "the ptys the run allocated) and path_mknod: no other device can be opened or "

@@ -188,7 +188,7 @@ struct tp_envelope {
 	char *workspace_path;		/* absolute, normalised */
 	char *workspace_source;		/* NULL: none */
 	enum tp_workspace_mode workspace_mode;
-	struct tp_path_list read, write, exec, deny;
+	struct tp_path_list read, write, exec, deny, connect;
 	struct tp_path_list workspace_write;	/* relative; default: one subtree entry "" (the whole workspace) */
 	/* sandbox.network_egress */
 	struct tp_destination *destinations;

@@ -102,6 +102,9 @@ static bool row_applies(const struct tp_policy *policy, const struct tp_field_in
 	}
 	if (!strcmp(f, "filesystem.write"))
 		return any_rule_with(policy, TETHER_ACCESS_WRITE, TETHER_ACCESS_WRITE);
+	if (!strcmp(f, "filesystem.connect"))
+		return any_rule_with(policy, TETHER_ACCESS_CONNECT | TETHER_ACCESS_WRITE,
+				     TETHER_ACCESS_CONNECT);
 	if (!strcmp(f, "filesystem.deny")) {
 		for (size_t i = 0; i < policy->path_rule_count; i++)
 			if (policy->path_rules[i].access == 0)

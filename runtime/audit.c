@@ -247,16 +247,27 @@ static int format_fs(const struct tether_fs_event *ev, const struct audit_stream
 		r |= sb_printf(out, ",\"path_truncated\":true");
 	if (ev->flags & TETHER_FS_PATH_FS_RELATIVE)
 		r |= sb_printf(out, ",\"path_scope\":\"filesystem\"");
-	if (ev->access & TETHER_ACCESS_ALL)
-		r |= sb_printf(out, ",\"access\":\"%s%s%s%s%s\"",
-			       ev->access & TETHER_ACCESS_READ ? "read" : "",
-			       (ev->access & TETHER_ACCESS_READ) &&
-					       (ev->access & (TETHER_ACCESS_WRITE | TETHER_ACCESS_EXEC))
-				       ? "," : "",
-			       ev->access & TETHER_ACCESS_WRITE ? "write" : "",
-			       (ev->access & TETHER_ACCESS_WRITE) && (ev->access & TETHER_ACCESS_EXEC)
-				       ? "," : "",
-			       ev->access & TETHER_ACCESS_EXEC ? "exec" : "");
+	if (ev->access & TETHER_ACCESS_ALL) {
+		static const struct {
+			uint32_t bit;
+			const char *name;
+		} rights[] = {
+			{ TETHER_ACCESS_READ, "read" },
+			{ TETHER_ACCESS_WRITE, "write" },
+			{ TETHER_ACCESS_EXEC, "exec" },
+			{ TETHER_ACCESS_CONNECT, "connect" },
+		};
+		const char *sep = "";
+
+		r |= sb_printf(out, ",\"access\":\"");
+		for (size_t i = 0; i < sizeof(rights) / sizeof(rights[0]); i++) {
+			if (ev->access & rights[i].bit) {
+				r |= sb_printf(out, "%s%s", sep, rights[i].name);
+				sep = ",";
+			}
+		}
+		r |= sb_printf(out, "\"");
+	}
 	r |= sb_printf(out, ",\"decision\":\"%s\"", decision_name(ev->decision));
 	if (ev->err)
 		r |= sb_printf(out, ",\"errno\":\"%s\"", audit_errno_name(ev->err));

@@ -63,8 +63,15 @@ enum tether_access {
 	 * decides is recorded with reason "protected" instead of "rule".
 	 */
 	TETHER_ACCESS_PROTECTED = 1u << 4,
+	/*
+	 * connect(2) to, or sendmsg(2) to, a unix socket bound at this path by a
+	 * process outside the run.  The compiler gives it to every rule with
+	 * WRITE: a run may talk to what it could have bound itself.
+	 */
+	TETHER_ACCESS_CONNECT = 1u << 5,
 };
-#define TETHER_ACCESS_ALL (TETHER_ACCESS_READ | TETHER_ACCESS_WRITE | TETHER_ACCESS_EXEC)
+#define TETHER_ACCESS_ALL \
+	(TETHER_ACCESS_READ | TETHER_ACCESS_WRITE | TETHER_ACCESS_EXEC | TETHER_ACCESS_CONNECT)
 
 enum tether_run_mode {
 	TETHER_MODE_ENFORCE = 0,

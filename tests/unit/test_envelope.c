@@ -204,7 +204,9 @@ struct rule {
 };
 
 #define R TETHER_ACCESS_READ
-#define W TETHER_ACCESS_WRITE
+#define C TETHER_ACCESS_CONNECT
+/* compiled write rules carry CONNECT too: a run may reach sockets it could bind */
+#define W (TETHER_ACCESS_WRITE | C)
 #define X TETHER_ACCESS_EXEC
 #define SUB TP_PATH_SUBTREE
 #define EXACT TP_PATH_EXACT
@@ -389,6 +391,23 @@ Test(envelope, audit_mode_compiles_and_widens)
 	free(text);
 	tp_policy_free(enforce);
 	tp_policy_free(audit);
+}
+
+/* connect entries grant CONNECT only; write grants imply it; deny cuts it. */
+Test(envelope, connect_grants_reach_unix_sockets)
+{
+	struct tp_policy *p = compile_text(BASE
+		"    connect: [/run/dbus/**, sock/**]\n"
+		"    deny: [/run/dbus/private/**]\n" ACK);
+	static const struct rule rules[] = {
+		{ "/", R, SUB },
+		{ "/run/dbus", R | C, SUB },
+		{ "/run/dbus/private", 0, SUB },
+		{ "/ws", R | W, SUB },		/* ws/sock: connect under write adds nothing */
+	};
+
+	expect_rules(p, rules, 4);
+	tp_policy_free(p);
 }
 
 /* Rules below a protected path stay, whatever their parent grants. */

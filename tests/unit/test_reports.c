@@ -14,7 +14,8 @@
 #include "policyc/policy.h"
 
 #define R TETHER_ACCESS_READ
-#define W TETHER_ACCESS_WRITE
+/* as compiled: a write grant carries CONNECT (policyc/compile.c) */
+#define W (TETHER_ACCESS_WRITE | TETHER_ACCESS_CONNECT)
 #define X TETHER_ACCESS_EXEC
 
 TestSuite(reports, .timeout = 20);
@@ -244,7 +245,8 @@ static const char rows_k[] =
 	"ptrace_access_check: no signal, ptrace or /proc/PID/fd access to processes outside "
 	"the run\n"
 	"  enforced                     @unix_sockets: BPF-LSM unix_stream_connect and "
-	"unix_may_send: no unix socket outside the run\n";
+	"unix_may_send: no unix socket of a process outside the run unless a rule grants CONNECT "
+	"at its path; no abstract one\n";
 
 static const char rows_f_min[] =
 	"F: filesystem, mount, device and artifact isolation\n"
@@ -605,6 +607,8 @@ Test(reports, explain_minimal)
 		       "  /ws/**\n"
 		       "may execute:\n"
 		       "  /**, except /ws/**\n"
+		       "may connect to unix sockets bound in:\n"
+		       "  /ws/**\n"
 		       "may reach:\n"
 		       "  nothing: no destination is allowed\n"
 		       "  NOT ENFORCED (acknowledged): the network is not confined by this "
@@ -639,6 +643,10 @@ Test(reports, explain_full)
 		    "  /usr/bin/**\n"
 		    "  /usr/lib/**\n"
 		    "  /ws/node_modules/.bin/**\n"
+		       "may connect to unix sockets bound in:\n"
+		    "  /tmp/run_85a/**\n"
+		    "  /ws/src/auth/**, except /ws/src/auth/keys/**\n"
+		    "  /ws/tests/auth/**\n"
 		    "may reach:\n"
 		    "  api.github.com:443\n"
 		    "  artifact-mirror.internal\n"
@@ -697,6 +705,10 @@ Test(reports, explain_nested_regions)
 		       "  /ws/a/b/**\n"
 		       "may execute:\n"
 		       "  nothing\n"
+		       "may connect to unix sockets bound in:\n"
+		       "  /ws/**, except /ws/a/**, /ws/c\n"
+		       "  /ws-other/**\n"
+		       "  /ws/a/b/**\n"
 		       "may reach:\n"
 		       "  nothing: no destination is allowed\n",
 		       "not enforced by this version (acknowledged): nothing\n");

@@ -277,10 +277,34 @@ while [ "$(cat "$T/srv1" "$T/srv2" "$T/srv3" 2>/dev/null | grep -c ready)" -lt 3
 done
 "$BIN/fsprobe" ok unix-connect "$OUT/daemon.sock" >/dev/null &&
 	pass "outside any run the test daemons answer" || fail "unix daemons" "not reachable from outside"
+ACCESS=connect
 denied "connect to a host daemon's unix socket" us1 unix_connect "$OUT/daemon.sock" EACCES \
 	unix-connect "$OUT/daemon.sock"
 denied "send to a host daemon's datagram socket" us2 unix_send "$OUT/daemon.dgram" EACCES \
 	unix-send "$OUT/daemon.dgram"
+ACCESS=
+# filesystem.connect names the sockets a run may reach, and nothing beside them.
+cat > "$T/connect.yaml" <<EOT
+sandbox:
+  filesystem:
+    root: read_only
+    workspace:
+      path: $WS
+    connect: [$OUT/daemon.sock]
+  acknowledge_unenforced: [network_egress.default, filesystem.exact_paths]
+EOT
+rm -f "$T/uc.audit"
+tether run --envelope "$T/connect.yaml" --run-id uc --audit "$T/uc.audit" -- /bin/sh -c "
+	$BIN/fsprobe ok unix-connect $OUT/daemon.sock &&
+	$BIN/fsprobe EACCES unix-send $OUT/daemon.dgram &&
+	$BIN/fsprobe EACCES write $OUT/daemon.sock"
+RC=$?
+if [ "$RC" -eq 0 ] && [ "$(grep -c '"decision":"deny"' "$T/uc.audit")" -eq 2 ] &&
+	grep -q '"op":"unix_send","path":"/srv/outside/daemon.dgram","access":"connect","decision":"deny"' "$T/uc.audit"; then
+	pass "a connect grant reaches exactly its socket: not another, and not a write"
+else
+	fail "connect grant" "exit $RC: $(cat "$T/uc.audit")"
+fi
 in_run us3 EACCES unix-connect @tether-test
 us3='{"seq":1,"run_id":"us3","kind":"fs","op":"unix_connect","path":"","decision":"deny","errno":"EACCES","reason":"forbidden","uid":0,"comm":"fsprobe","exe":"/opt/tether-tests/bin/fsprobe"}'
 [ "$RC" -eq 0 ] && expect_record us3 "$T/us3.audit" "$us3" &&
