@@ -91,6 +91,13 @@ struct {
 	__type(value, __u64);
 } ptys SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct tether_abstract_key);
+	__type(value, __u8);
+} abstract_sockets SEC(".maps");
+
 struct walk_ctx {
 	struct dentry *dentry;
 	struct mount *mnt;
@@ -1337,8 +1344,53 @@ int BPF_PROG(tether_ptrace_access_check, struct task_struct *child, unsigned int
  * host daemon (dbus, systemd, docker) would act for the run outside it.  A
  * run may reach the sockets its own processes created, and sockets bound
  * where a rule grants CONNECT (filesystem.connect, and every path it may
- * write); nothing else, abstract names included.
+ * write), and abstract names it lists (filesystem.abstract_sockets).
  */
+#define SUN_FAMILY_BYTES	2
+
+/*
+ * An abstract name (sun_path starting with NUL) is reachable when the run
+ * lists it.  The record names it as tools do: "@" and the name.
+ */
+static __always_inline int check_abstract_peer(struct tether_run *run, __u64 cgid, __u32 op,
+					       struct unix_sock *peer)
+{
+	struct unix_address *addr = BPF_CORE_READ(peer, addr);
+	struct tether_abstract_key key = { .run_slot = run->run_slot };
+	struct tether_fs_event *ev;
+	struct walk_scratch *s;
+	const char *name;
+	__u32 len, slot;
+
+	if (!addr)
+		return deny_forbidden(run, cgid, op, -EACCES);	/* unnamed: nothing to list */
+	/* sun_family, then the leading NUL, then the name */
+	len = BPF_CORE_READ(addr, len) - SUN_FAMILY_BYTES - 1;
+	if (len == 0 || len > TETHER_ABSTRACT_NAME_MAX)
+		return deny_forbidden(run, cgid, op, -EACCES);
+	name = (const char *)addr + bpf_core_field_offset(struct unix_address, name) +
+	       SUN_FAMILY_BYTES + 1;
+	key.len = len;
+	if (bpf_probe_read_kernel(key.name, BOUNDED(len, 0x7f), name))
+		return deny_forbidden(run, cgid, op, -EACCES);
+	if (bpf_map_lookup_elem(&abstract_sockets, &key))
+		return 0;
+	ev = reserve_fs_event(run, cgid, op, -EACCES, TETHER_REASON_DEFAULT_DENY, 0,
+			      TETHER_ACCESS_CONNECT, 0);
+	if (ev) {
+		ev->path[0] = '@';
+		bpf_probe_read_kernel(&ev->path[1], BOUNDED(len, 0x7f), key.name);
+		ev->path[BOUNDED(len + 1, 0xff)] = 0;
+		s = claim_scratch(&slot);
+		if (s) {
+			fill_exe(ev->exe, s);
+			release_scratch(s);
+		}
+		bpf_ringbuf_submit(ev, 0);
+	}
+	return verdict(run, TETHER_REASON_DEFAULT_DENY, -EACCES);
+}
+
 static __always_inline int check_unix_peer(__u32 op, struct sock *other)
 {
 	struct unix_sock *peer = (struct unix_sock *)other;
@@ -1352,9 +1404,8 @@ static __always_inline int check_unix_peer(__u32 op, struct sock *other)
 	if (BPF_CORE_READ(other, sk_cgrp_data.cgroup, kn, id) == cgid)
 		return 0;
 	dentry = BPF_CORE_READ(peer, path.dentry);
-	/* abstract or unnamed: no path a rule could grant */
 	if (!dentry)
-		return deny_forbidden(run, cgid, op, -EACCES);
+		return check_abstract_peer(run, cgid, op, peer);
 	return decide(run, cgid, op, BPF_CORE_READ(peer, path.mnt), dentry, MATCH_OBJECT,
 		      TETHER_ACCESS_CONNECT, -EACCES);
 }

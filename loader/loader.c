@@ -24,7 +24,7 @@
 
 /* Maps userspace needs; everything else stays private to the programs. */
 static const char *const pinned_maps[] = { "runs", "path_rules", "inode_rules", "audit_rings",
-					   "ptys", "rodata" };
+					   "ptys", "abstract_sockets", "rodata" };
 
 static int fail(struct tl_error *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -307,7 +307,7 @@ int tl_node_open(uint32_t run_cgroup_level, struct tl_node *node, struct tl_erro
 
 	*node = (struct tl_node){
 		.runs_fd = -1, .path_rules_fd = -1, .inode_rules_fd = -1, .audit_rings_fd = -1,
-		.ptys_fd = -1,
+		.ptys_fd = -1, .abstract_fd = -1,
 	};
 	r = make_pin_dir(err);
 	if (r)
@@ -370,6 +370,8 @@ int tl_node_open(uint32_t run_cgroup_level, struct tl_node *node, struct tl_erro
 	if (!r)
 		r = open_pinned_map("ptys", &node->ptys_fd, err);
 	if (!r)
+		r = open_pinned_map("abstract_sockets", &node->abstract_fd, err);
+	if (!r)
 		r = open_pinned_map("audit_rings", &node->audit_rings_fd, err);
 out:
 	fs_bpf__destroy(skel);
@@ -392,10 +394,12 @@ void tl_node_close(struct tl_node *node)
 		close(node->inode_rules_fd);
 	if (node->ptys_fd >= 0)
 		close(node->ptys_fd);
+	if (node->abstract_fd >= 0)
+		close(node->abstract_fd);
 	if (node->audit_rings_fd >= 0)
 		close(node->audit_rings_fd);
 	node->runs_fd = node->path_rules_fd = node->inode_rules_fd = node->audit_rings_fd = -1;
-	node->ptys_fd = -1;
+	node->ptys_fd = node->abstract_fd = -1;
 }
 
 int tl_probe_lsm(struct tl_error *err)
@@ -628,7 +632,8 @@ static int pin_carve_outs(struct tl_node *node, struct tl_run *run,
 }
 
 int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t mode, uint32_t run_flags,
-		   const struct tl_path_rule *rules, size_t rule_count, struct tl_run *run,
+		   const struct tl_path_rule *rules, size_t rule_count,
+		   char *const *abstract_sockets, size_t abstract_count, struct tl_run *run,
 		   struct tl_error *err)
 {
 	struct tether_run value = {};
@@ -688,6 +693,22 @@ int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t mode, uint
 	r = pin_carve_outs(node, run, rules, rule_count, writable, writable_count, err);
 	if (r)
 		goto fail;
+	for (i = 0; i < abstract_count; i++) {
+		struct tether_abstract_key akey = { .run_slot = run->run_slot };
+		size_t len = strlen(abstract_sockets[i]);
+		__u8 one = 1;
+
+		if (len == 0 || len > TETHER_ABSTRACT_NAME_MAX) {
+			r = fail(err, EINVAL, "abstract socket name %zu is %zu bytes long", i, len);
+			goto fail;
+		}
+		akey.len = (__u32)len;
+		memcpy(akey.name, abstract_sockets[i], len);
+		if (bpf_map_update_elem(node->abstract_fd, &akey, &one, BPF_ANY)) {
+			r = fail(err, errno, "writing abstract socket name %zu", i);
+			goto fail;
+		}
+	}
 	/* Last: from here on every hook in the run's cgroup enforces the rules above. */
 	value.run_slot = run->run_slot;
 	value.mode = mode;
@@ -770,6 +791,11 @@ int tl_run_remove(struct tl_node *node, struct tl_run *run, struct tl_error *err
 
 		if (r && !first)
 			first = fail(err, r, "removing the ptys of run slot %u", run->run_slot);
+		r = delete_slot_keys(node->abstract_fd, sizeof(struct tether_abstract_key),
+				     offsetof(struct tether_abstract_key, run_slot), run->run_slot);
+		if (r && !first)
+			first = fail(err, r, "removing the abstract socket names of run slot %u",
+				     run->run_slot);
 		if (bpf_map_delete_elem(node->audit_rings_fd, &run->run_slot) && errno != ENOENT &&
 		    !first)
 			first = fail(err, errno, "releasing run slot %u", run->run_slot);
@@ -864,6 +890,9 @@ int tl_run_reclaim(struct tl_node *node, uint64_t cgroup_id, struct tl_error *er
 	if (!r)
 		r = delete_slot_keys(node->ptys_fd, sizeof(struct tether_pty_key),
 				     offsetof(struct tether_pty_key, run_slot), value.run_slot);
+	if (!r)
+		r = delete_slot_keys(node->abstract_fd, sizeof(struct tether_abstract_key),
+				     offsetof(struct tether_abstract_key, run_slot), value.run_slot);
 	if (r)
 		return fail(err, r, "removing the rules of run slot %u", value.run_slot);
 	if (bpf_map_delete_elem(node->audit_rings_fd, &value.run_slot) && errno != ENOENT)

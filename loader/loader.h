@@ -39,6 +39,7 @@ struct tl_node {
 	int inode_rules_fd;
 	int audit_rings_fd;
 	int ptys_fd;		/* the ptys runs allocated (written by BPF) */
+	int abstract_fd;	/* the abstract unix socket names runs may reach */
 	uint32_t run_cgroup_level;
 	bool loaded_now;	/* this call loaded and pinned the programs */
 };
@@ -92,12 +93,14 @@ struct tl_run {
 /*
  * Claims a run slot, creates the run's audit ring, writes its path rules (and,
  * for each writable path that exists, its inode rule) and finally the
- * runs[cgroup_id] entry that turns enforcement on.  `mode` is an enum
+ * runs[cgroup_id] entry that turns enforcement on; `abstract_sockets` are the
+ * abstract unix socket names the run may reach.  `mode` is an enum
  * tether_run_mode, `run_flags` a mask of enum tether_run_flags.  On failure
  * everything written so far is removed again.
  */
 int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t mode, uint32_t run_flags,
-		   const struct tl_path_rule *rules, size_t rule_count, struct tl_run *run,
+		   const struct tl_path_rule *rules, size_t rule_count,
+		   char *const *abstract_sockets, size_t abstract_count, struct tl_run *run,
 		   struct tl_error *err);
 
 /* Reads the run's kernel-side counters (last sequence number, lost records). */

@@ -341,6 +341,10 @@ static int build_network(const struct tp_envelope *env, struct tp_policy *policy
 	policy->dns_upstream_count = env->dns_upstream_count;
 	policy->dns_ttl_min_s = env->dns_ttl_min_s;
 	policy->dns_ttl_max_s = env->dns_ttl_max_s;
+	r = copy_strings(env->abstract_sockets, env->abstract_socket_count,
+			 &policy->abstract_sockets, &policy->abstract_socket_count);
+	if (r)
+		return r;
 	return copy_strings(env->methods, env->method_count, &policy->methods,
 			    &policy->method_count);
 }

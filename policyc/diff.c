@@ -417,6 +417,17 @@ static void diff_destinations(struct diff *diff, const struct tp_policy *old_pol
 	diff_destinations_from(diff, NARROWED, "may no longer reach ", old_policy, new_policy);
 }
 
+static void diff_abstract_sockets(struct diff *diff, const struct tp_policy *old_policy,
+				  const struct tp_policy *new_policy)
+{
+	diff_uncovered(diff, WIDENED, "may connect to abstract unix socket @",
+		       new_policy->abstract_sockets, new_policy->abstract_socket_count,
+		       old_policy->abstract_sockets, old_policy->abstract_socket_count, text_equal);
+	diff_uncovered(diff, NARROWED, "may no longer connect to abstract unix socket @",
+		       old_policy->abstract_sockets, old_policy->abstract_socket_count,
+		       new_policy->abstract_sockets, new_policy->abstract_socket_count, text_equal);
+}
+
 /* No methods listed: any method. */
 static void diff_methods(struct diff *diff, const struct tp_policy *old_policy,
 			 const struct tp_policy *new_policy)
@@ -805,6 +816,7 @@ int tp_diff_write(const struct tp_policy *old_policy, const struct tp_policy *ne
 		goto out;
 	diff_destinations(&diff, old_policy, new_policy);
 	diff_methods(&diff, old_policy, new_policy);
+	diff_abstract_sockets(&diff, old_policy, new_policy);
 	diff_dns(&diff, old_policy, new_policy);
 	diff_limits(&diff, old_policy, new_policy);
 	diff_gaps(&diff, old_policy, new_policy);

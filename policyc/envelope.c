@@ -665,6 +665,60 @@ static int check_devices(struct tp_schema *schema, const struct tp_schema_key *k
 				"device");
 }
 
+/*
+ * filesystem.abstract_sockets: names of abstract unix sockets (as `ss` shows
+ * them, without the leading '@' and the NUL it stands for) the run may reach.
+ */
+static int check_abstract_sockets(struct tp_schema *schema, const struct tp_schema_key *key,
+				  const struct yt_pair *pair)
+{
+	struct envelope_ctx *ctx = ctx_of(schema);
+	const struct yt_node *value = pair->value;
+	struct tp_envelope *env = ctx->env;
+	char buf[TP_EXCERPT_MAX];
+	int r = tp_schema_expect_kind(schema, key, value, YT_SEQUENCE);
+
+	if (r <= 0)
+		return r;
+	env->abstract_sockets = calloc(value->sequence.count + 1, sizeof(*env->abstract_sockets));
+	if (!env->abstract_sockets)
+		return -ENOMEM;
+	for (size_t i = 0; i < value->sequence.count; i++) {
+		const struct yt_node *item = value->sequence.items[i];
+		bool duplicate = false;
+
+		if (item->kind != YT_SCALAR || item->scalar.is_null) {
+			r = tp_schema_report(schema, item, "entries of 'filesystem.abstract_sockets' "
+					     "must be names, got %s", yt_node_describe(item));
+		} else if (item->scalar.len == 0 || item->scalar.len > TP_ABSTRACT_SOCKET_MAX ||
+			   memchr(item->scalar.text, '\0', item->scalar.len)) {
+			r = tp_schema_report(schema, item, "'%s' is not an abstract socket name: "
+					     "1 to %d bytes, without NUL (and without the '@' "
+					     "tools print in front)",
+					     tp_excerpt(buf, item->scalar.text, item->scalar.len),
+					     TP_ABSTRACT_SOCKET_MAX);
+		} else {
+			for (size_t j = 0; j < env->abstract_socket_count && !duplicate; j++)
+				duplicate = strcmp(env->abstract_sockets[j], item->scalar.text) == 0;
+			if (duplicate) {
+				r = tp_schema_report(schema, item, "abstract socket '%s' is listed "
+						     "twice", tp_excerpt(buf, item->scalar.text,
+									 item->scalar.len));
+			} else {
+				env->abstract_sockets[env->abstract_socket_count] =
+					strdup(item->scalar.text);
+				if (!env->abstract_sockets[env->abstract_socket_count])
+					return -ENOMEM;
+				env->abstract_socket_count++;
+				continue;
+			}
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static const struct tp_schema_key filesystem_keys[] = {
 	TP_SCHEMA_KEY("root", check_root, true, 0),
 	TP_SCHEMA_KEY("inputs", check_inputs, false, 0),
@@ -675,6 +729,7 @@ static const struct tp_schema_key filesystem_keys[] = {
 	TP_SCHEMA_KEY("exec", check_path_list, false, PL_EXEC),
 	TP_SCHEMA_KEY("deny", check_path_list, false, PL_DENY),
 	TP_SCHEMA_KEY("connect", check_path_list, false, PL_CONNECT),
+	TP_SCHEMA_KEY("abstract_sockets", check_abstract_sockets, false, 0),
 	TP_SCHEMA_KEY("devices", check_devices, false, 0),
 };
 
@@ -1702,6 +1757,9 @@ void tp_envelope_free(struct tp_envelope *env)
 	for (size_t i = 0; i < env->artifact_count; i++)
 		free(env->artifacts[i]);
 	free(env->artifacts);
+	for (size_t i = 0; i < env->abstract_socket_count; i++)
+		free(env->abstract_sockets[i]);
+	free(env->abstract_sockets);
 	free(env->audit_sink);
 	free(env->gaps);
 	for (size_t i = 0; i < env->acknowledged_count; i++)

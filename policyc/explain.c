@@ -179,6 +179,14 @@ static int write_filesystem(FILE *out, const struct tp_policy *policy)
 		if (rights[b].bit == TETHER_ACCESS_WRITE)
 			write_gap_note(out, policy, "filesystem.exact_paths");
 	}
+	if (policy->abstract_socket_count) {
+		fputs("may connect to abstract unix sockets:\n", out);
+		for (size_t i = 0; i < policy->abstract_socket_count; i++) {
+			fputs("  @", out);
+			tp_write_escaped(out, policy->abstract_sockets[i]);
+			fputc('\n', out);
+		}
+	}
 	r = 0;
 out:
 	tp_rule_index_free(&index);

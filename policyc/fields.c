@@ -47,7 +47,7 @@ const struct tp_field_info tp_fields[] = {
 		 "access to processes outside the run"),
 	ENFORCED("@unix_sockets", P,
 		 "BPF-LSM unix_stream_connect and unix_may_send: no unix socket of a process outside "
-		 "the run unless a rule grants CONNECT at its path; no abstract one"),
+		 "the run unless a rule grants CONNECT at its path or lists its abstract name"),
 	/* F */
 	ENFORCED("filesystem.root", F,
 		 "BPF-LSM file_open, path_*, mmap_file and file_mprotect: "
@@ -82,6 +82,9 @@ const struct tp_field_info tp_fields[] = {
 		 "BPF-LSM unix_stream_connect and unix_may_send: a unix socket of a process outside "
 		 "the run is reachable only where a rule grants CONNECT (connect entries, and every "
 		 "path the run may write)"),
+	ENFORCED("filesystem.abstract_sockets", F,
+		 "BPF-LSM unix_stream_connect and unix_may_send: an abstract unix socket of a process "
+		 "outside the run is reachable only by a name listed here"),
 	ENFORCED("filesystem.devices", F,
 		 "BPF-LSM file_open by device number (null, zero, full, random, urandom, tty, ptmx, "
 		 "the ptys the run allocated) and path_mknod: no other device can be opened or "

@@ -189,6 +189,9 @@ struct tp_envelope {
 	char *workspace_source;		/* NULL: none */
 	enum tp_workspace_mode workspace_mode;
 	struct tp_path_list read, write, exec, deny, connect;
+	/* filesystem.abstract_sockets: names without the leading NUL, as written */
+	char **abstract_sockets;
+	size_t abstract_socket_count;
 	struct tp_path_list workspace_write;	/* relative; default: one subtree entry "" (the whole workspace) */
 	/* sandbox.network_egress */
 	struct tp_destination *destinations;
@@ -302,6 +305,10 @@ struct tp_policy {
 	/* By (name, protocols, port_min, port_max). */
 	struct tp_host_rule *host_rules;
 	size_t host_rule_count;
+	/* Abstract unix socket names the run may reach (no leading NUL), bytewise;
+	 * each 1..TP_ABSTRACT_SOCKET_MAX bytes, no NUL. */
+	char **abstract_sockets;
+	size_t abstract_socket_count;
 	/* Upper case, bytewise. */
 	char **methods;
 	size_t method_count;
@@ -348,7 +355,9 @@ int tp_policy_load_file(const char *path, struct tp_policy **out, struct tp_diag
 /* ---- the binary form and the digest ------------------------------------ */
 
 #define TP_FORMAT_MAGIC "TPOL"		/* 4 bytes */
-#define TP_FORMAT_VERSION 1u
+#define TP_FORMAT_VERSION 2u	/* 2: abstract_sockets */
+/* sun_path holds 108 bytes; an abstract name is those after the leading NUL. */
+#define TP_ABSTRACT_SOCKET_MAX TETHER_ABSTRACT_NAME_MAX
 
 /* Policy -> canonical bytes (malloc'd). */
 int tp_policy_encode(const struct tp_policy *policy, uint8_t **out, size_t *out_len);

@@ -102,6 +102,8 @@ static bool row_applies(const struct tp_policy *policy, const struct tp_field_in
 	}
 	if (!strcmp(f, "filesystem.write"))
 		return any_rule_with(policy, TETHER_ACCESS_WRITE, TETHER_ACCESS_WRITE);
+	if (!strcmp(f, "filesystem.abstract_sockets"))
+		return policy->abstract_socket_count > 0;
 	if (!strcmp(f, "filesystem.connect"))
 		return any_rule_with(policy, TETHER_ACCESS_CONNECT | TETHER_ACCESS_WRITE,
 				     TETHER_ACCESS_CONNECT);

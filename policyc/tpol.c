@@ -11,9 +11,9 @@
  *
  * Layout (all integers little-endian, written byte by byte):
  *
- *   header      "TPOL"  u16 version (1)  u16 reserved (0)  u32 total length
+ *   header      "TPOL"  u16 version (2)  u16 reserved (0)  u32 total length
  *               (of everything, header included)
- *   sections    each: u16 id, u32 length of its body, body; all twelve are
+ *   sections    each: u16 id, u32 length of its body, body; all thirteen are
  *               present, in this order, and each body is consumed exactly:
  *
  *    1 identity    u32 mode, u32 flags, 32 bytes image_digest,
@@ -31,6 +31,7 @@
  *   10 artifacts   u32 n, n x str
  *   11 audit       ostr audit_sink
  *   12 gaps        u32 n, n x str
+ *   13 abstract_sockets  u32 n, n x str  (version 2)
  *
  *   str   u32 length, then the bytes (no NUL among them, no terminator)
  *   ostr  u8 present (0 or 1); when 1, a str follows.  NULL and "" differ.
@@ -56,7 +57,8 @@
  *     lower-case DNS names of at most 253 bytes after an optional "*.";
  *     methods HTTP tokens without lower-case letters, at most 64 bytes; gaps
  *     an optional '@' then [a-z0-9_.], 1..128 bytes; runtime_revision,
- *     tenant and run_id any bytes but NUL, at most 253.
+ *     tenant and run_id any bytes but NUL, at most 253; abstract
+ *     socket names any bytes but NUL, 1..107.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -98,7 +100,8 @@ enum tpol_section {
 	TPOL_ARTIFACTS,
 	TPOL_AUDIT,
 	TPOL_GAPS,
-	TPOL_SECTION_LAST = TPOL_GAPS,
+	TPOL_ABSTRACT_SOCKETS,
+	TPOL_SECTION_LAST = TPOL_ABSTRACT_SOCKETS,
 };
 
 static const char *const tpol_section_names[TPOL_SECTION_LAST + 1] = {
@@ -108,6 +111,7 @@ static const char *const tpol_section_names[TPOL_SECTION_LAST + 1] = {
 	[TPOL_METHODS] = "methods",	[TPOL_DNS] = "dns",
 	[TPOL_LIMITS] = "limits",	[TPOL_ARTIFACTS] = "artifacts",
 	[TPOL_AUDIT] = "audit",		[TPOL_GAPS] = "gaps",
+	[TPOL_ABSTRACT_SOCKETS] = "abstract_sockets",
 };
 
 static int set_why(char *why, size_t why_len, const char *fmt, ...)
@@ -167,6 +171,7 @@ void tp_policy_free(struct tp_policy *policy)
 	free_strv(policy->artifacts, policy->artifact_count);
 	free(policy->audit_sink);
 	free_strv(policy->gaps, policy->gap_count);
+	free_strv(policy->abstract_sockets, policy->abstract_socket_count);
 	free(policy);
 }
 
@@ -571,6 +576,13 @@ static int check_network(const struct tp_policy *p, char *why, size_t why_len)
 
 	r = check_strv("methods", p->methods, p->method_count, TPOL_METHOD_MAX, SHAPE_METHOD,
 		       why, why_len);
+	if (r)
+		return r;
+	r = check_strv("abstract_sockets", p->abstract_sockets, p->abstract_socket_count,
+		       TP_ABSTRACT_SOCKET_MAX, SHAPE_TEXT, why, why_len);
+	for (size_t i = 0; !r && i < p->abstract_socket_count; i++)
+		if (!p->abstract_sockets[i][0])
+			r = set_why(why, why_len, "abstract_sockets[%zu] is empty", i);
 	if (r)
 		return r;
 
@@ -1101,6 +1113,11 @@ static const struct list_format gap_list = {
 	"gaps", sizeof(char *), TPOL_STR_MIN, TPOL_GAP_MAX, put_str_item, get_str_item,
 };
 
+static const struct list_format abstract_socket_list = {
+	"abstract_sockets", sizeof(char *), TPOL_STR_MIN, TP_ABSTRACT_SOCKET_MAX, put_str_item,
+	get_str_item,
+};
+
 /* ---- encoding ---------------------------------------------------------- */
 
 /* Writes the section header; the length is filled in by section_end(). */
@@ -1176,6 +1193,8 @@ static void encode_sections(struct writer *w, const struct tp_policy *p)
 	section_end(w, s);
 
 	put_list_section(w, TPOL_GAPS, &gap_list, p->gaps, p->gap_count);
+	put_list_section(w, TPOL_ABSTRACT_SOCKETS, &abstract_socket_list, p->abstract_sockets,
+			 p->abstract_socket_count);
 }
 
 int tp_policy_encode(const struct tp_policy *policy, uint8_t **out, size_t *out_len)
@@ -1302,6 +1321,8 @@ static void decode_sections(struct reader *rd, struct tp_policy *p)
 	section_leave(rd);
 
 	p->gaps = get_list_section(rd, TPOL_GAPS, &gap_list, &p->gap_count);
+	p->abstract_sockets = get_list_section(rd, TPOL_ABSTRACT_SOCKETS, &abstract_socket_list,
+					       &p->abstract_socket_count);
 }
 
 int tp_policy_decode(const uint8_t *data, size_t len, struct tp_policy **out,

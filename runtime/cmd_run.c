@@ -671,7 +671,8 @@ static int setup(struct run_ctx *ctx)
 	r = tl_run_install(&ctx->node, ctx->cg.id,
 			   ctx->policy->mode == TP_MODE_AUDIT ? TETHER_MODE_AUDIT : TETHER_MODE_ENFORCE,
 			   ctx->opts.audit_allowed ? TETHER_RUN_AUDIT_ALLOWED : 0, ctx->rules,
-			   ctx->rule_count, &ctx->run, &err);
+			   ctx->rule_count, ctx->policy->abstract_sockets,
+			   ctx->policy->abstract_socket_count, &ctx->run, &err);
 	if (r) {
 		fprintf(stderr, "tether run: installing the run's rules: %s\n", err.msg);
 		return TETHER_EXIT_RUN_ERROR;

@@ -13,6 +13,7 @@
  *   audit_rings: u32 run_slot -> ring buffer of that run     (hash of maps)
  *   inode_rules: struct tether_inode_key -> struct tether_path_rule (hash)
  *   ptys:        struct tether_pty_key -> u64 master tty (hash, written by BPF)
+ *   abstract_sockets: struct tether_abstract_key -> u8 (hash)
  *
  * Path rules are longest-prefix matches on component boundaries.  Both sides
  * store a directory as its absolute path followed by one '/':
@@ -132,6 +133,17 @@ struct tether_pty_key {
 	__u32 index;		/* N of /dev/pts/N: the tty's index */
 };
 
+/*
+ * An abstract unix socket name a run may reach (filesystem.abstract_sockets):
+ * the bytes after the leading NUL of sun_path, `len` of them, the rest zero.
+ */
+#define TETHER_ABSTRACT_NAME_MAX	107
+struct tether_abstract_key {
+	__u32 run_slot;
+	__u32 len;		/* 1..TETHER_ABSTRACT_NAME_MAX */
+	char name[128];		/* 128: lets name[len & 127] pass the verifier */
+};
+
 /* rule_id of a decision no rule made (a /proc/PID of another process). */
 #define TETHER_RULE_NONE	0xffffffffu
 
@@ -146,5 +158,6 @@ _Static_assert(sizeof(struct tether_path_key) - 4 <= 256, "LPM trie data limit")
 _Static_assert(sizeof(struct tether_path_rule) == 8, "tether_path_rule layout");
 _Static_assert(sizeof(struct tether_inode_key) == 16, "tether_inode_key layout");
 _Static_assert(sizeof(struct tether_pty_key) == 8, "tether_pty_key layout");
+_Static_assert(sizeof(struct tether_abstract_key) == 136, "tether_abstract_key layout");
 
 #endif

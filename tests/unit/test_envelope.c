@@ -410,6 +410,37 @@ Test(envelope, connect_grants_reach_unix_sockets)
 	tp_policy_free(p);
 }
 
+/* Abstract socket names: sorted, in the digest, diffed as grants. */
+Test(envelope, abstract_sockets_compile_and_diff)
+{
+	struct tp_policy *none = compile_text(BASE ACK);
+	struct tp_policy *two = compile_text(BASE "    abstract_sockets: [zz, /tmp/.X11-unix/X0]\n" ACK);
+	struct tp_policy *back = NULL;
+	uint8_t *bytes = NULL;
+	char *text = NULL;
+	size_t len = 0, n = 0;
+	bool widened = false;
+	FILE *out = open_memstream(&text, &len);
+
+	cr_assert_not_null(out);
+	cr_assert_eq(two->abstract_socket_count, 2);
+	cr_expect_str_eq(two->abstract_sockets[0], "/tmp/.X11-unix/X0");
+	cr_expect_str_eq(two->abstract_sockets[1], "zz");
+	cr_assert_eq(tp_policy_encode(two, &bytes, &n), 0);
+	cr_assert_eq(tp_policy_decode(bytes, n, &back, NULL, 0), 0);
+	cr_expect_eq(back->abstract_socket_count, 2);
+	cr_expect_eq(tp_diff_write(none, two, out, &widened), 0);
+	fclose(out);
+	cr_expect(widened, "%s", text);
+	cr_expect_not_null(strstr(text, "widened: may connect to abstract unix socket @zz\n"), "%s",
+			   text);
+	free(text);
+	free(bytes);
+	tp_policy_free(back);
+	tp_policy_free(none);
+	tp_policy_free(two);
+}
+
 /* Rules below a protected path stay, whatever their parent grants. */
 Test(envelope, rules_below_protected_paths_are_kept)
 {

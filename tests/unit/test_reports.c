@@ -246,7 +246,7 @@ static const char rows_k[] =
 	"the run\n"
 	"  enforced                     @unix_sockets: BPF-LSM unix_stream_connect and "
 	"unix_may_send: no unix socket of a process outside the run unless a rule grants CONNECT "
-	"at its path; no abstract one\n";
+	"at its path or lists its abstract name\n";
 
 static const char rows_f_min[] =
 	"F: filesystem, mount, device and artifact isolation\n"

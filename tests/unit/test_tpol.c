@@ -429,11 +429,11 @@ Test(tpol, round_trip_minimal)
 
 	encode(p, &data, &len);
 	cr_expect(memcmp(data, "TPOL", 4) == 0);
-	cr_expect(data[4] == 1 && data[5] == 0, "version 1, little-endian");
+	cr_expect(data[4] == 2 && data[5] == 0, "version 2, little-endian");
 	cr_expect(data[6] == 0 && data[7] == 0, "reserved");
 	cr_expect_eq(get_le32(data + 8), len);
-	/* Twelve sections follow, in order. */
-	for (unsigned int id = 1; id <= 12; id++)
+	/* Thirteen sections follow, in order. */
+	for (unsigned int id = 1; id <= 13; id++)
 		section_offset(data, len, id);
 	free(data);
 	tp_policy_free(p);
@@ -790,8 +790,12 @@ Test(tpol, decoder_refuses_header_corruption)
 	expect_refused(copy, len, "magic");
 
 	memcpy(copy, data, len);
-	copy[4] = 2;
-	expect_refused(copy, len, "format version 2 is not supported");
+	copy[4] = 1;	/* version 1 had no abstract_sockets: recompile the envelope */
+	expect_refused(copy, len, "format version 1 is not supported");
+
+	memcpy(copy, data, len);
+	copy[4] = 3;
+	expect_refused(copy, len, "format version 3 is not supported");
 
 	memcpy(copy, data, len);
 	copy[7] = 1;

@@ -271,8 +271,11 @@ s1=$!
 s2=$!
 "$BIN/unixsrv" abstract tether-test > "$T/srv3" &
 s3=$!
+"$BIN/unixsrv" abstract tether-test2 > "$T/srv4" &
+s4=$!
 i=0
-while [ "$(cat "$T/srv1" "$T/srv2" "$T/srv3" 2>/dev/null | grep -c ready)" -lt 3 ] && [ $i -lt 200 ]; do
+while [ "$(cat "$T/srv1" "$T/srv2" "$T/srv3" "$T/srv4" 2>/dev/null | grep -c ready)" -lt 4 ] &&
+	[ $i -lt 200 ]; do
 	sleep 0.05; i=$((i + 1))
 done
 "$BIN/fsprobe" ok unix-connect "$OUT/daemon.sock" >/dev/null &&
@@ -291,25 +294,29 @@ sandbox:
     workspace:
       path: $WS
     connect: [$OUT/daemon.sock]
+    abstract_sockets: [tether-test]
   acknowledge_unenforced: [network_egress.default, filesystem.exact_paths]
 EOT
 rm -f "$T/uc.audit"
 tether run --envelope "$T/connect.yaml" --run-id uc --audit "$T/uc.audit" -- /bin/sh -c "
 	$BIN/fsprobe ok unix-connect $OUT/daemon.sock &&
 	$BIN/fsprobe EACCES unix-send $OUT/daemon.dgram &&
-	$BIN/fsprobe EACCES write $OUT/daemon.sock"
+	$BIN/fsprobe EACCES write $OUT/daemon.sock &&
+	$BIN/fsprobe ok unix-connect @tether-test &&
+	$BIN/fsprobe EACCES unix-connect @tether-test2"
 RC=$?
-if [ "$RC" -eq 0 ] && [ "$(grep -c '"decision":"deny"' "$T/uc.audit")" -eq 2 ] &&
-	grep -q '"op":"unix_send","path":"/srv/outside/daemon.dgram","access":"connect","decision":"deny"' "$T/uc.audit"; then
-	pass "a connect grant reaches exactly its socket: not another, and not a write"
+if [ "$RC" -eq 0 ] && [ "$(grep -c '"decision":"deny"' "$T/uc.audit")" -eq 3 ] &&
+	grep -q '"op":"unix_send","path":"/srv/outside/daemon.dgram","access":"connect","decision":"deny"' "$T/uc.audit" &&
+	grep -q '"op":"unix_connect","path":"@tether-test2","access":"connect","decision":"deny"' "$T/uc.audit"; then
+	pass "connect and abstract_sockets grants reach exactly their sockets: not another, and not a write"
 else
 	fail "connect grant" "exit $RC: $(cat "$T/uc.audit")"
 fi
 in_run us3 EACCES unix-connect @tether-test
-us3='{"seq":1,"run_id":"us3","kind":"fs","op":"unix_connect","path":"","decision":"deny","errno":"EACCES","reason":"forbidden","uid":0,"comm":"fsprobe","exe":"/opt/tether-tests/bin/fsprobe"}'
+us3='{"seq":1,"run_id":"us3","kind":"fs","op":"unix_connect","path":"@tether-test","access":"connect","decision":"deny","errno":"EACCES","reason":"default_deny","uid":0,"comm":"fsprobe","exe":"/opt/tether-tests/bin/fsprobe"}'
 [ "$RC" -eq 0 ] && expect_record us3 "$T/us3.audit" "$us3" &&
 	pass "connect to a host daemon's abstract socket" || fail "abstract socket" "exit $RC"
-kill $s1 $s2 $s3
+kill $s1 $s2 $s3 $s4
 rm -f "$T/us4.audit"
 tether run --envelope "$ENV" --run-id us4 --audit "$T/us4.audit" -- /bin/sh -e -c "
 	$BIN/unixsrv stream $WS/own.sock > $WS/own.ready &
