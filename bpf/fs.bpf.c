@@ -311,12 +311,21 @@ enum match_kind {
 };
 
 /*
- * mode: audit lets through what a path rule would deny; what no rule can
- * grant (reason forbidden) protects the host and tether, and stays denied.
+ * Passed in the `flags` of a record (and stripped from it): a denial that
+ * mode: audit must not relax although a rule decided it.
  */
-static __always_inline bool relaxed(struct tether_run *run, __u32 reason)
+#define FS_HARD_DENY		(1u << 31)
+
+/*
+ * mode: audit lets through what a path rule would deny.  What protects the
+ * node, tether and other runs stays denied: what no rule can grant (reason
+ * forbidden), the protected paths (tether's pins, /proc of other processes),
+ * and hard denials (writes to kernel interfaces or to what has no name).
+ */
+static __always_inline bool relaxed(struct tether_run *run, __u32 reason, __u32 flags)
 {
-	return run->mode == TETHER_MODE_AUDIT && reason != TETHER_REASON_FORBIDDEN;
+	return run->mode == TETHER_MODE_AUDIT && reason != TETHER_REASON_FORBIDDEN &&
+	       reason != TETHER_REASON_PROTECTED && !(flags & FS_HARD_DENY);
 }
 
 /*
@@ -325,10 +334,11 @@ static __always_inline bool relaxed(struct tether_run *run, __u32 reason)
  * "c ? 0 : -1" into a negation the verifier cannot bound, and LSM programs
  * must provably return a value in [-MAX_ERRNO, 0].
  */
-static __always_inline int verdict(struct tether_run *run, __u32 reason, int deny_err)
+static __always_inline int verdict(struct tether_run *run, __u32 reason, __u32 flags,
+				   int deny_err)
 {
 	asm volatile("" : "+r"(deny_err));
-	return relaxed(run, reason) ? 0 : deny_err;
+	return relaxed(run, reason, flags) ? 0 : deny_err;
 }
 
 /*
@@ -378,12 +388,13 @@ reserve_fs_event(struct tether_run *run, __u64 run_cgroup_id, __u32 op, __s32 er
 	fill_hdr(&ev->hdr, run, run_cgroup_id, TETHER_EVENT_FS, sizeof(*ev));
 	ev->op = op;
 	ev->decision = !err ? TETHER_DECISION_ALLOW
-		     : relaxed(run, reason) ? TETHER_DECISION_WOULD_DENY : TETHER_DECISION_DENY;
+		     : relaxed(run, reason, flags) ? TETHER_DECISION_WOULD_DENY
+						   : TETHER_DECISION_DENY;
 	ev->err = err;
 	ev->reason = reason;
 	ev->rule_id = rule_id;
 	ev->access = access;
-	ev->flags = flags;
+	ev->flags = flags & ~FS_HARD_DENY;
 	ev->uid = (__u32)bpf_get_current_uid_gid();
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 	ev->path[0] = 0;
@@ -446,6 +457,28 @@ static __always_inline bool in_same_run(struct task_struct *task, __u64 run_cgro
 	return BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id) == run_cgroup_id;
 }
 
+/* Whether the walked path is /proc, /sys or /dev, or beneath one of them. */
+static __always_inline bool kernel_interface(struct walk_scratch *s, __u32 pos, __u32 len)
+{
+	char p[6];
+
+	if (len < 4)
+		return false;
+	p[0] = s->buf[BOUNDED(pos, WALK_MASK)];
+	p[1] = s->buf[BOUNDED(pos + 1, WALK_MASK)];
+	p[2] = s->buf[BOUNDED(pos + 2, WALK_MASK)];
+	p[3] = s->buf[BOUNDED(pos + 3, WALK_MASK)];
+	p[4] = len > 4 ? s->buf[BOUNDED(pos + 4, WALK_MASK)] : '/';
+	p[5] = len > 5 ? s->buf[BOUNDED(pos + 5, WALK_MASK)] : '/';
+	if (p[0] != '/')
+		return false;
+	if (p[1] == 'd' && p[2] == 'e' && p[3] == 'v' && p[4] == '/')
+		return true;
+	if (p[1] == 's' && p[2] == 'y' && p[3] == 's' && p[4] == '/')
+		return true;
+	return p[1] == 'p' && p[2] == 'r' && p[3] == 'o' && p[4] == 'c' && p[5] == '/';
+}
+
 /*
  * The decision for one operation of a run on (vfsmnt, dentry): 0 when a rule
  * grants `access`, else `deny_err` (0 in mode: audit) and an audit record.
@@ -463,27 +496,30 @@ static __always_inline int decide(struct tether_run *run, __u64 run_cgroup_id, _
 	__u32 path_len, pos, match_len, reason;
 	__u32 rule_id = 0;
 	bool protected_obj = access & TETHER_ACCESS_PROTECTED;
+	bool hard;
 	int err;
 
 	access &= TETHER_ACCESS_ALL;
 	s = claim_scratch(&c.slot);
 	if (!s) {
-		emit_fs_event(run, run_cgroup_id, op, deny_err, TETHER_REASON_UNRESOLVED,
-			      0, access, NULL, 0, 0, 0);
-		return verdict(run, TETHER_REASON_UNRESOLVED, deny_err);
+		reason = access ? TETHER_REASON_UNRESOLVED : TETHER_REASON_FORBIDDEN;
+		emit_fs_event(run, run_cgroup_id, op, deny_err, reason, 0, access, NULL, 0, 0,
+			      FS_HARD_DENY);
+		return verdict(run, reason, FS_HARD_DENY, deny_err);
 	}
 	err = resolve_path(vfsmnt, dentry, &c);
 	pos = c.pos;
 	if (pos > WALK_HALF)
 		pos = WALK_HALF;
 	path_len = WALK_HALF - pos;
-	if (err || (match == MATCH_PARENT && c.leaf_len == NAME_UNSET)) {
-		reason = TETHER_REASON_UNRESOLVED;
+	/* First: an operation no rule can grant stays forbidden whatever its path. */
+	if (!access) {
+		/* the walk only named it for the record */
+		reason = TETHER_REASON_FORBIDDEN;
 		goto deny;
 	}
-	if (!access) {
-		/* no rule can grant this operation; the walk only named it for the record */
-		reason = TETHER_REASON_FORBIDDEN;
+	if (err || (match == MATCH_PARENT && c.leaf_len == NAME_UNSET)) {
+		reason = TETHER_REASON_UNRESOLVED;
 		goto deny;
 	}
 	if (protected_obj) {
@@ -533,12 +569,15 @@ static __always_inline int decide(struct tether_run *run, __u64 run_cgroup_id, _
 		rule_id = rule->rule_id;
 	}
 deny:
+	/* What mode: audit must not let through: writes to kernel interfaces or to what has no name. */
+	hard = (access & TETHER_ACCESS_WRITE) &&
+	       (reason == TETHER_REASON_UNRESOLVED || kernel_interface(s, pos, path_len));
 	/* An unresolved walk that named nothing must not be recorded as "/". */
 	emit_fs_event(run, run_cgroup_id, op, deny_err, reason, rule_id, access,
 		      reason == TETHER_REASON_UNRESOLVED && path_len == 0 ? NULL : s, pos,
-		      path_len, 0);
+		      path_len, hard ? FS_HARD_DENY : 0);
 	release_scratch(s);
-	return verdict(run, reason, deny_err);
+	return verdict(run, reason, hard ? FS_HARD_DENY : 0, deny_err);
 }
 
 static __always_inline int check_path(__u32 op, const struct path *path, enum match_kind match)
@@ -623,14 +662,42 @@ static __always_inline bool allowed_device(struct tether_run *run, struct file *
  * process has exited counts as outside.  Entries of no process (meminfo,
  * /proc/sys) are decided by the path rules.
  */
-static __always_inline bool proc_of_other_process(struct inode *inode, __u64 run_cgroup_id)
+static __always_inline struct pid *proc_pid_of(struct inode *inode)
 {
 	struct proc_inode *pi =
 		(void *)inode - bpf_core_field_offset(struct proc_inode, vfs_inode);
-	struct pid *pid = BPF_CORE_READ(pi, pid);
+
+	return BPF_CORE_READ(pi, pid);
+}
+
+/* The pid of the /proc directory above *dentry, which moves up one level. */
+static __always_inline struct pid *proc_pid_above(struct dentry **dentry)
+{
+	struct inode *inode;
+
+	*dentry = BPF_CORE_READ(*dentry, d_parent);
+	inode = BPF_CORE_READ(*dentry, d_inode);
+	return inode ? proc_pid_of(inode) : NULL;
+}
+
+static __always_inline bool proc_of_other_process(struct inode *inode, struct dentry *dentry,
+						  __u64 run_cgroup_id)
+{
+	struct pid *pid = proc_pid_of(inode);
 	struct hlist_node *first;
 	struct task_struct *task;
 
+	/*
+	 * /proc/PID/net/... entries belong to the network namespace, not the
+	 * process, and carry no pid of their own: the directory they sit in
+	 * (PID/net, PID/task/TID/net, a level or two up) does.
+	 */
+	if (!pid)
+		pid = proc_pid_above(&dentry);
+	if (!pid)
+		pid = proc_pid_above(&dentry);
+	if (!pid)
+		pid = proc_pid_above(&dentry);
 	if (!pid)
 		return false;
 	first = BPF_CORE_READ(pid, tasks[PIDTYPE_PID].first);
@@ -707,7 +774,7 @@ int BPF_PROG(tether_file_open, struct file *file, int ret)
 	if (magic == PIPEFS_MAGIC || magic == SOCKFS_MAGIC || magic == ANON_INODE_FS_MAGIC ||
 	    magic == PIDFS_MAGIC || magic == NSFS_MAGIC)
 		return 0;
-	if (magic == PROC_SUPER_MAGIC && proc_of_other_process(inode, cgid))
+	if (magic == PROC_SUPER_MAGIC && proc_of_other_process(inode, dentry, cgid))
 		access |= TETHER_ACCESS_PROTECTED;
 	return decide(run, cgid,
 		      access & TETHER_ACCESS_EXEC    ? TETHER_FS_EXEC
@@ -1009,8 +1076,8 @@ static __always_inline int check_by_identity(__u32 op, struct dentry *dentry)
 	s = claim_scratch(&c.slot);
 	if (!s) {
 		emit_fs_event(run, cgid, op, -EACCES, TETHER_REASON_UNRESOLVED, 0,
-			      TETHER_ACCESS_WRITE, NULL, 0, 0, 0);
-		return verdict(run, TETHER_REASON_UNRESOLVED, -EACCES);
+			      TETHER_ACCESS_WRITE, NULL, 0, 0, FS_HARD_DENY);
+		return verdict(run, TETHER_REASON_UNRESOLVED, FS_HARD_DENY, -EACCES);
 	}
 	c.dentry = dentry;
 	c.buf = s->buf;
@@ -1032,17 +1099,23 @@ static __always_inline int check_by_identity(__u32 op, struct dentry *dentry)
 		release_scratch(s);
 		return 0;
 	}
-	if (c.ruled)
+	if (c.ruled) {
 		emit_fs_event(run, cgid, op, -EACCES, TETHER_REASON_RULE, c.rule_id,
 			      TETHER_ACCESS_WRITE, s, pos, path_len, TETHER_FS_PATH_BELOW_RULE);
-	else
-		emit_fs_event(run, cgid, op, -EACCES,
-			      c.err || !c.done ? TETHER_REASON_UNRESOLVED
-					       : TETHER_REASON_DEFAULT_DENY, 0,
-			      TETHER_ACCESS_WRITE, s, pos, path_len, TETHER_FS_PATH_FS_RELATIVE);
+		release_scratch(s);
+		return verdict(run, TETHER_REASON_RULE, 0, -EACCES);
+	}
+	if (c.err || !c.done) {
+		emit_fs_event(run, cgid, op, -EACCES, TETHER_REASON_UNRESOLVED, 0,
+			      TETHER_ACCESS_WRITE, s, pos, path_len,
+			      TETHER_FS_PATH_FS_RELATIVE | FS_HARD_DENY);
+		release_scratch(s);
+		return verdict(run, TETHER_REASON_UNRESOLVED, FS_HARD_DENY, -EACCES);
+	}
+	emit_fs_event(run, cgid, op, -EACCES, TETHER_REASON_DEFAULT_DENY, 0, TETHER_ACCESS_WRITE,
+		      s, pos, path_len, TETHER_FS_PATH_FS_RELATIVE);
 	release_scratch(s);
-	/* every reason here is a rule's (or no rule's): relaxed in mode: audit */
-	return verdict(run, TETHER_REASON_RULE, -EACCES);
+	return verdict(run, TETHER_REASON_DEFAULT_DENY, 0, -EACCES);
 }
 
 SEC("lsm/inode_setxattr")
@@ -1343,8 +1416,9 @@ int BPF_PROG(tether_ptrace_access_check, struct task_struct *child, unsigned int
  * Unix sockets.  A connection is authority borrowed from whoever listens: a
  * host daemon (dbus, systemd, docker) would act for the run outside it.  A
  * run may reach the sockets its own processes created, and sockets bound
- * where a rule grants CONNECT (filesystem.connect, and every path it may
- * write), and abstract names it lists (filesystem.abstract_sockets).
+ * where a rule grants CONNECT (filesystem.connect only: a daemon's socket in
+ * a writable /tmp is still the daemon's), and abstract names it lists
+ * (filesystem.abstract_sockets).
  */
 #define SUN_FAMILY_BYTES	2
 
@@ -1388,7 +1462,7 @@ static __always_inline int check_abstract_peer(struct tether_run *run, __u64 cgi
 		}
 		bpf_ringbuf_submit(ev, 0);
 	}
-	return verdict(run, TETHER_REASON_DEFAULT_DENY, -EACCES);
+	return verdict(run, TETHER_REASON_DEFAULT_DENY, 0, -EACCES);
 }
 
 static __always_inline int check_unix_peer(__u32 op, struct sock *other)

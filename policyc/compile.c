@@ -167,9 +167,6 @@ static int resolve_effective(struct specs *s)
 			eff |= parent->effective;
 		if ((eff & TETHER_ACCESS_WRITE) && !r->explicit_exec)
 			eff &= ~(uint32_t)TETHER_ACCESS_EXEC;
-		/* a socket the run could have bound itself it may also reach */
-		if (eff & TETHER_ACCESS_WRITE)
-			eff |= TETHER_ACCESS_CONNECT;
 		r->effective = eff;
 		/*
 		 * A rule at or below a protected path that its kernel parent is

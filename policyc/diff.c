@@ -174,9 +174,6 @@ static void write_access(FILE *out, uint32_t access)
 					 TETHER_ACCESS_EXEC, TETHER_ACCESS_CONNECT };
 	unsigned int count = 0, total = 0;
 
-	/* write implies connect (the compiler adds it): saying so adds nothing */
-	if (access & TETHER_ACCESS_WRITE)
-		access &= ~(uint32_t)TETHER_ACCESS_CONNECT;
 	for (int i = 0; i < 4; i++)
 		total += !!(access & bits[i]);
 	if (total == 0) {

@@ -80,8 +80,8 @@ const struct tp_field_info tp_fields[] = {
 		 "neither it nor a directory above it can be renamed or removed"),
 	ENFORCED("filesystem.connect", F,
 		 "BPF-LSM unix_stream_connect and unix_may_send: a unix socket of a process outside "
-		 "the run is reachable only where a rule grants CONNECT (connect entries, and every "
-		 "path the run may write)"),
+		 "the run is reachable only at a path a connect entry grants, wherever the run may "
+		 "write"),
 	ENFORCED("filesystem.abstract_sockets", F,
 		 "BPF-LSM unix_stream_connect and unix_may_send: an abstract unix socket of a process "
 		 "outside the run is reachable only by a name listed here"),
@@ -132,8 +132,9 @@ const struct tp_field_info tp_fields[] = {
 	/* C */
 	ENFORCED("mode", C,
 		 "enforce: every hook denies what no rule grants; audit: path rules allow and record "
-		 "what they would deny (decision would_deny), and what no rule can grant (mounts, "
-		 "bpf(), module loads, ptrace and signals outside the run) stays denied"),
+		 "what they would deny (decision would_deny); what no rule can grant (mounts, "
+		 "bpf(), module loads, ptrace and signals outside the run), the protected paths and "
+		 "writes to /proc, /sys and /dev stay denied"),
 	RECORDED("runtime_revision", C, "recorded in the policy, its digest and the run record"),
 	ENFORCED("audit.sink", C,
 		 "JSON Lines from the run's own BPF ring buffer, with sequence numbers and a "

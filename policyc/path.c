@@ -82,13 +82,15 @@ const char *const tp_system_software_trees[] = {
 };
 
 const char *const tp_protected_paths[] = {
-	/* credentials and who may become root */
-	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
-	"/etc/sudoers", "/etc/sudoers.d",
+	/* credentials and who may become root, with the copies tools leave */
+	"/etc/shadow", "/etc/shadow-", "/etc/shadow+", "/etc/gshadow", "/etc/gshadow-",
+	"/etc/gshadow+", "/var/backups", "/etc/sudoers", "/etc/sudoers.d",
 	"/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key",
 	"/etc/ssh/ssh_host_ed25519_key", "/etc/ssh/ssh_host_dsa_key",
-	/* people's files and mounted secrets */
+	"/etc/krb5.keytab", "/etc/wireguard", "/etc/ssl/private",
+	/* people's files, mounted secrets, other workloads' state and shared memory */
 	"/root", "/home", "/run/secrets", "/var/run/secrets",
+	"/var/lib/kubelet", "/var/lib/docker", "/var/lib/containerd", "/dev/shm", "/dev/mqueue",
 	/* the kernel's own state: BPF objects (tether's pins), LSM and debug interfaces */
 	"/sys/fs/bpf", "/sys/kernel/security", "/sys/kernel/debug", "/sys/kernel/tracing",
 	"/proc/kcore", "/proc/kmsg",

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
@@ -267,15 +268,16 @@ static bool rules_have_path(const struct tl_path_rule *rules, size_t n, const ch
  * workspace) would choose what root makes writable.  check_workspace()
  * holds the workspace itself to more.
  *
- * The built-in protected set (tp_protected_paths) and the audit file follow
- * the policy's rules, each unless a rule already has its resolved path: the
- * policy re-opens a protected path only by naming it.  *count is set to the
- * number of rules written.
+ * The run's private temporary directory (`tmpdir`, readable and writable,
+ * never executable), the built-in protected set (tp_protected_paths) and the
+ * audit file follow the policy's rules, each but the first unless a rule
+ * already has its resolved path: the policy re-opens a protected path only by
+ * naming it.  *count is set to the number of rules written.
  */
-static int resolve_rules(const struct tp_policy *pol, const char *audit_path,
+static int resolve_rules(const struct tp_policy *pol, const char *tmpdir, const char *audit_path,
 			 struct tl_path_rule **out, size_t *count)
 {
-	size_t extra = 2, max, n = 0;
+	size_t extra = 3, max, n = 0;
 	struct tl_path_rule *rules;
 	char resolved[PATH_MAX];
 	int r = 0;
@@ -288,10 +290,12 @@ static int resolve_rules(const struct tp_policy *pol, const char *audit_path,
 		return -ENOMEM;
 	for (size_t i = 0; i < max && r == 0; i++) {
 		bool from_policy = i < pol->path_rule_count;
-		size_t k = i - pol->path_rule_count;
+		bool is_tmp = i == pol->path_rule_count;
+		size_t k = i - pol->path_rule_count - 1;	/* into the protected set */
 		const char *p = from_policy ? pol->path_rules[i].path
+			      : is_tmp ? tmpdir
 			      : tp_protected_paths[k] ? tp_protected_paths[k]
-			      : k == extra - 2 ? audit_path : NULL;
+			      : k == extra - 3 ? audit_path : NULL;
 
 		char absolute[PATH_MAX];
 
@@ -323,11 +327,20 @@ static int resolve_rules(const struct tp_policy *pol, const char *audit_path,
 			r = -ELOOP;
 			break;
 		}
-		if (!from_policy && rules_have_path(rules, n, resolved))
+		if (!from_policy && !is_tmp && rules_have_path(rules, n, resolved))
 			continue;
-		if (strlen(resolved) + 1 > TETHER_PATH_KEY_MAX) {
-			if (!from_policy)
-				continue;	/* no object can be named by it in the kernel either */
+		if (strlen(resolved) + 1 > TETHER_PATH_KEY_MAX && !from_policy) {
+			/*
+			 * Fail closed: queries are cut to the key's length, so
+			 * objects there would fall to the rule above.
+			 */
+			fprintf(stderr,
+				"tether run: %s resolves to %s, longer than the %d bytes a kernel path "
+				"rule holds, so the run could not be kept from it; choose a shorter "
+				"path\n", p, resolved, TETHER_PATH_KEY_MAX - 1);
+			r = -ENAMETOOLONG;
+			break;
+		} else if (strlen(resolved) + 1 > TETHER_PATH_KEY_MAX) {
 			fprintf(stderr,
 				"tether run: rule path %s resolves to %s, longer than the %d bytes a "
 				"kernel path rule holds\n", p, resolved, TETHER_PATH_KEY_MAX - 1);
@@ -335,7 +348,9 @@ static int resolve_rules(const struct tp_policy *pol, const char *audit_path,
 			break;
 		}
 		rules[n].path = strdup(resolved);
-		rules[n].access = from_policy ? pol->path_rules[i].access : TETHER_ACCESS_PROTECTED;
+		rules[n].access = from_policy ? pol->path_rules[i].access
+				: is_tmp ? TETHER_ACCESS_READ | TETHER_ACCESS_WRITE | TETHER_ACCESS_CONNECT
+					 : TETHER_ACCESS_PROTECTED;
 		if (!rules[n].path) {
 			r = -ENOMEM;
 			break;
@@ -442,6 +457,7 @@ struct run_ctx {
 	char run_id[80];
 	struct tp_policy *policy;
 	char digest[TP_DIGEST_TEXT_MAX];
+	char tmpdir[PATH_MAX];		/* the run's private TMPDIR; "" until created */
 	struct tl_path_rule *rules;
 	size_t rule_count;
 	const char **rule_paths;	/* views into rules[], for audit records */
@@ -477,6 +493,52 @@ static int load_envelope(struct run_ctx *ctx)
 	return 0;
 }
 
+/*
+ * The run's private temporary directory: created fresh by mkdtemp (0700, so
+ * nothing another user planted can stand in for it), writable by the run and
+ * never executable; TMPDIR names it.  Removed when the run's processes are
+ * gone.
+ */
+static int make_tmpdir(struct run_ctx *ctx)
+{
+	char template[PATH_MAX];
+
+	snprintf(template, sizeof(template), "/tmp/tether-%s-XXXXXX", ctx->run_id);
+	if (!mkdtemp(template)) {
+		fprintf(stderr, "tether run: creating the run's temporary directory %s: %s\n",
+			template, strerror(errno));
+		return TETHER_EXIT_RUN_ERROR;
+	}
+	if (!realpath(template, ctx->tmpdir)) {
+		fprintf(stderr, "tether run: resolving %s: %s\n", template, strerror(errno));
+		rmdir(template);
+		return TETHER_EXIT_RUN_ERROR;
+	}
+	return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return (type == FTW_DP ? rmdir(path) : unlink(path)) < 0 ? -1 : 0;
+}
+
+/*
+ * Removes the temporary directory and everything the run left in it,
+ * without following links (FTW_PHYS) or crossing into mounts (FTW_MOUNT; a
+ * run cannot mount, but the host might have).
+ */
+static void remove_tmpdir(struct run_ctx *ctx)
+{
+	if (!ctx->tmpdir[0])
+		return;
+	if (nftw(ctx->tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0)
+		fprintf(stderr, "tether run: removing the run's temporary directory %s: %s\n",
+			ctx->tmpdir, strerror(errno));
+	ctx->tmpdir[0] = 0;
+}
+
 /* Creates and checks the workspace, then resolves the rules' paths. */
 static int prepare_workspace(struct run_ctx *ctx)
 {
@@ -494,7 +556,11 @@ static int prepare_workspace(struct run_ctx *ctx)
 		fprintf(stderr, "tether run: refusing the workspace: %s\n", why);
 		return TETHER_EXIT_RUN_ERROR;
 	}
-	r = resolve_rules(ctx->policy, ctx->opts.audit_path, &ctx->rules, &ctx->rule_count);
+	r = make_tmpdir(ctx);
+	if (r)
+		return r;
+	r = resolve_rules(ctx->policy, ctx->tmpdir, ctx->opts.audit_path, &ctx->rules,
+			  &ctx->rule_count);
 	if (r) {
 		fprintf(stderr, "tether run: resolving the rules of %s: %s\n", ctx->opts.envelope,
 			strerror(-r));
@@ -796,6 +862,12 @@ static int teardown(struct run_ctx *ctx, int status_for_record, bool ran)
 			cg_run_free(&ctx->cg);
 		}
 	}
+	/* Only once nothing of the run can still be writing there. */
+	if (verified)
+		remove_tmpdir(ctx);
+	else if (ctx->tmpdir[0])
+		fprintf(stderr, "tether run: left the run's temporary directory %s in place\n",
+			ctx->tmpdir);
 	if (ctx->audit_file && fclose(ctx->audit_file) != 0 && !ret) {
 		fprintf(stderr, "tether run: closing audit file: %s\n", strerror(errno));
 		ret = TETHER_EXIT_RUN_ERROR;
@@ -871,6 +943,8 @@ static void write_start_record(struct run_ctx *ctx)
 
 	r = sb_printf(&sb, "\"command\":");
 	r = r ?: sb_json_string(&sb, ctx->opts.argv[0], 1024);
+	r = r ?: sb_printf(&sb, ",\"tmpdir\":");
+	r = r ?: sb_json_string(&sb, ctx->tmpdir, sizeof(ctx->tmpdir));
 	r = r ?: sb_printf(&sb, ",\"cgroup_id\":%llu,\"run_slot\":%u,\"mode\":\"%s\",\"rules\":%zu,"
 			   "\"policy_digest\":\"%s\",\"unenforced\":[",
 			   (unsigned long long)ctx->cg.id, ctx->run.run_slot,
@@ -931,6 +1005,13 @@ int cmd_run(int argc, char **argv)
 	sigfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
 
 	write_start_record(&ctx);
+	/* the run's private temporary directory (make_tmpdir) */
+	if (setenv("TMPDIR", ctx.tmpdir, 1) < 0) {
+		fprintf(stderr, "tether run: setting TMPDIR: %s\n", strerror(errno));
+		teardown(&ctx, -1, true);
+		ret = TETHER_EXIT_RUN_ERROR;
+		goto out_sig;
+	}
 
 	r = sigfd < 0 ? -errno : spawn(ctx.cg.dir_fd, ctx.opts.argv, &old, &pid, &pidfd, &errpipe);
 	if (r) {

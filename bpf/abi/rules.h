@@ -66,8 +66,9 @@ enum tether_access {
 	TETHER_ACCESS_PROTECTED = 1u << 4,
 	/*
 	 * connect(2) to, or sendmsg(2) to, a unix socket bound at this path by a
-	 * process outside the run.  The compiler gives it to every rule with
-	 * WRITE: a run may talk to what it could have bound itself.
+	 * process outside the run.  Only filesystem.connect grants it: WRITE does
+	 * not, since a host daemon's socket in /tmp (tmux, ssh-agent, X11) is
+	 * authority the run never had, wherever it may write.
 	 */
 	TETHER_ACCESS_CONNECT = 1u << 5,
 };

@@ -205,8 +205,7 @@ struct rule {
 
 #define R TETHER_ACCESS_READ
 #define C TETHER_ACCESS_CONNECT
-/* compiled write rules carry CONNECT too: a run may reach sockets it could bind */
-#define W (TETHER_ACCESS_WRITE | C)
+#define W TETHER_ACCESS_WRITE
 #define X TETHER_ACCESS_EXEC
 #define SUB TP_PATH_SUBTREE
 #define EXACT TP_PATH_EXACT
@@ -393,7 +392,7 @@ Test(envelope, audit_mode_compiles_and_widens)
 	tp_policy_free(audit);
 }
 
-/* connect entries grant CONNECT only; write grants imply it; deny cuts it. */
+/* connect entries grant CONNECT only; write grants do not; deny cuts it. */
 Test(envelope, connect_grants_reach_unix_sockets)
 {
 	struct tp_policy *p = compile_text(BASE
@@ -403,10 +402,11 @@ Test(envelope, connect_grants_reach_unix_sockets)
 		{ "/", R, SUB },
 		{ "/run/dbus", R | C, SUB },
 		{ "/run/dbus/private", 0, SUB },
-		{ "/ws", R | W, SUB },		/* ws/sock: connect under write adds nothing */
+		{ "/ws", R | W, SUB },
+		{ "/ws/sock", R | W | C, SUB },	/* write does not imply connect */
 	};
 
-	expect_rules(p, rules, 4);
+	expect_rules(p, rules, 5);
 	tp_policy_free(p);
 }
 

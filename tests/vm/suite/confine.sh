@@ -125,6 +125,8 @@ denied "hard link /etc/shadow into the workspace" cr9 link /etc/shadow write \
 	fail "the denied hard link left no name" "$WS/shadow-hard exists"
 denied "read /proc/1/status (init is outside the run)" cr10 open_read /proc/1/status read \
 	"$PROC_OTHER" read /proc/1/status
+denied "read /proc/1/net/unix (the namespace of a process outside the run)" cr10n open_read \
+	/proc/1/net/unix read "$PROC_OTHER" read /proc/1/net/unix
 denied "read /sys/kernel/security/lsm (protected)" cr11 open_read /sys/kernel/security/lsm read \
 	"$(protected /sys/kernel/security)" read /sys/kernel/security/lsm
 
@@ -232,6 +234,26 @@ allowed "/dev/urandom, /dev/null and /dev/zero are readable" cd3 "
 	$BIN/fsprobe ok read /dev/null
 	$BIN/fsprobe ok read /dev/zero"
 
+# --- the run's private temporary directory ------------------------------------
+rm -f "$T/ct1.audit" "$T/ct1.out"
+tether run --envelope "$ENV" --run-id ct1 --audit "$T/ct1.audit" -- /bin/sh -c "
+	echo \$TMPDIR > $WS/ct1.tmpdir
+	case \$TMPDIR in /tmp/tether-ct1-??????) ;; *) exit 10 ;; esac
+	$BIN/fsprobe ok write \$TMPDIR/scratch || exit 11
+	$BIN/fsprobe ok mkdir \$TMPDIR/d || exit 12
+	cp $BIN/fsprobe \$TMPDIR/tool && chmod 755 \$TMPDIR/tool || exit 13
+	$BIN/fsprobe EACCES exec \$TMPDIR/tool ok nop || exit 14
+	$BIN/fsprobe EACCES write /tmp/not-private || exit 15"
+RC=$?
+tmpdir=$(cat "$WS/ct1.tmpdir" 2>/dev/null)
+if [ "$RC" -eq 0 ] && [ -n "$tmpdir" ] && [ ! -e "$tmpdir" ] && [ ! -e /tmp/not-private ] &&
+	grep -q "\"event\":\"start\",.*\"tmpdir\":\"$tmpdir\"" "$T/ct1.audit" &&
+	grep -q "\"op\":\"exec\",\"path\":\"$tmpdir/tool\",\"access\":\"exec\",\"decision\":\"deny\"" "$T/ct1.audit"; then
+	pass "TMPDIR is private to the run, writable, never executable, and removed at the end"
+else
+	fail "private TMPDIR" "exit $RC, tmpdir '$tmpdir': $(cat "$T/ct1.audit")"
+fi
+
 # --- ptys: only the run's own --------------------------------------------------
 # Another session's terminal (here: a pty held by a process outside the run) is
 # a device node like any other: reading it would steal that session's input.
@@ -253,6 +275,7 @@ allowed "a pty the run allocates is its own: by ptsname() path and by TIOCGPTPEE
 kill "$holder" 2>/dev/null
 
 # --- modes: audit (would_deny) and record_allowed ---------------------------
+mkdir -p /srv/cdeny && echo denied > /srv/cdeny/file
 cat > "$T/audit-mode.yaml" <<EOT
 sandbox:
   mode: audit
@@ -260,14 +283,28 @@ sandbox:
     root: read_only
     workspace:
       path: $WS
+    deny: [/srv/cdeny/**]
   acknowledge_unenforced: [filesystem.exec, network_egress.default]
 EOT
 ENV=$T/audit-mode.yaml
-in_run cm1 ok read /etc/shadow
-cm1=$(record cm1 open_read /etc/shadow read would_deny EACCES "$(protected /etc/shadow)")
+in_run cm1 ok read /srv/cdeny/file
+cm1=$(record cm1 open_read /srv/cdeny/file read would_deny EACCES "$(ruled /srv/cdeny)")
 [ "$RC" -eq 0 ] && expect_re "$T/cm1.audit" "$cm1" &&
-	pass "mode: audit: /etc/shadow is read, recorded as would_deny" ||
+	pass "mode: audit: a denied file is read, recorded as would_deny" ||
 	fail "mode: audit read" "exit $RC"
+# What protects the node, tether and other runs is not on trial.
+in_run cm4 EACCES read /etc/shadow
+cm4=$(record cm4 open_read /etc/shadow read deny EACCES "$(protected /etc/shadow)")
+[ "$RC" -eq 0 ] && expect_re "$T/cm4.audit" "$cm4" &&
+	pass "mode: audit: a protected path stays denied" || fail "mode: audit protected" "exit $RC"
+pin=$(ls -d /sys/fs/bpf/tether/*/link_tether_file_open | head -n 1)
+in_run cm5 EACCES unlink "$pin"
+[ "$RC" -eq 0 ] && [ -e "$pin" ] && normalize "$T/cm5.audit" | grep -q '"op":"unlink",.*"decision":"deny"' &&
+	pass "mode: audit: tether's pinned programs cannot be unpinned" || fail "mode: audit pin" "exit $RC"
+in_run cm6 EACCES append /proc/sys/kernel/hostname
+[ "$RC" -eq 0 ] && normalize "$T/cm6.audit" | grep -q '"op":"open_write","path":"/proc/sys/kernel/hostname","access":"write","decision":"deny"' &&
+	pass "mode: audit: kernel interfaces (/proc, /sys, /dev) stay unwritable" ||
+	fail "mode: audit sysctl" "exit $RC"
 in_run cm2 ok exec "$WS/fsprobe" ok nop
 cm2=$(record cm2 exec "$WS/fsprobe" exec would_deny EACCES "$(ruled "$WS")")
 [ "$RC" -eq 0 ] && expect_re "$T/cm2.audit" "$cm2" &&

@@ -317,6 +317,19 @@ us3='{"seq":1,"run_id":"us3","kind":"fs","op":"unix_connect","path":"@tether-tes
 [ "$RC" -eq 0 ] && expect_record us3 "$T/us3.audit" "$us3" &&
 	pass "connect to a host daemon's abstract socket" || fail "abstract socket" "exit $RC"
 kill $s1 $s2 $s3 $s4
+# A host daemon's socket where the run may write (tmux, ssh-agent, X11 in a
+# writable /tmp): writing a path is not talking to whoever serves it.
+"$BIN/unixsrv" stream "$WS/host-daemon.sock" > "$T/srv5" &
+s5=$!
+i=0
+while ! grep -q ready "$T/srv5" 2>/dev/null && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+in_run us5 EACCES unix-connect "$WS/host-daemon.sock"
+us5='{"seq":1,"run_id":"us5","kind":"fs","op":"unix_connect","path":"/srv/ws/host-daemon.sock","access":"connect","decision":"deny","errno":"EACCES","reason":"rule","rule":8,"rule_path":"/srv/ws","uid":0,"comm":"fsprobe","exe":"/opt/tether-tests/bin/fsprobe"}'
+[ "$RC" -eq 0 ] && expect_record us5 "$T/us5.audit" "$us5" &&
+	pass "connect to a host daemon's socket bound in the writable workspace" ||
+	fail "host daemon socket in the workspace" "exit $RC"
+kill $s5
+rm -f "$WS/host-daemon.sock"
 rm -f "$T/us4.audit"
 tether run --envelope "$ENV" --run-id us4 --audit "$T/us4.audit" -- /bin/sh -e -c "
 	$BIN/unixsrv stream $WS/own.sock > $WS/own.ready &
