@@ -618,12 +618,18 @@ static __always_inline int check_entry(__u32 op, const struct path *dir, struct 
  * index entered for this run, by the master the slave is linked to now.
  * devpts keeps the slave's tty in the dentry's d_fsdata.
  */
+#define DEVPTS_SUPER_MAGIC	0x1cd1
+
 static __always_inline bool own_pty(struct tether_run *run, struct file *file)
 {
-	struct tty_struct *slave = BPF_CORE_READ(file, f_path.dentry, d_fsdata);
 	struct tether_pty_key key = { .run_slot = run->run_slot };
+	struct tty_struct *slave;
 	__u64 *master;
 
+	/* only devpts keeps a tty in d_fsdata; a 136:N node elsewhere is no pty of the run's */
+	if (BPF_CORE_READ(file, f_path.mnt, mnt_sb, s_magic) != DEVPTS_SUPER_MAGIC)
+		return false;
+	slave = BPF_CORE_READ(file, f_path.dentry, d_fsdata);
 	if (!slave)
 		return false;
 	key.index = BPF_CORE_READ(slave, index);

@@ -277,25 +277,25 @@ static bool rules_have_path(const struct tl_path_rule *rules, size_t n, const ch
 static int resolve_rules(const struct tp_policy *pol, const char *tmpdir, const char *audit_path,
 			 struct tl_path_rule **out, size_t *count)
 {
-	size_t extra = 3, max, n = 0;
+	size_t protected_count = 0, max, n = 0;
 	struct tl_path_rule *rules;
 	char resolved[PATH_MAX];
 	int r = 0;
 
-	for (size_t i = 0; tp_protected_paths[i]; i++)
-		extra++;
-	max = pol->path_rule_count + extra;
+	while (tp_protected_paths[protected_count])
+		protected_count++;
+	/* the policy's rules, the tmpdir, the protected set, the audit file */
+	max = pol->path_rule_count + 1 + protected_count + 1;
 	rules = calloc(max, sizeof(*rules));
 	if (!rules)
 		return -ENOMEM;
 	for (size_t i = 0; i < max && r == 0; i++) {
 		bool from_policy = i < pol->path_rule_count;
 		bool is_tmp = i == pol->path_rule_count;
-		size_t k = i - pol->path_rule_count - 1;	/* into the protected set */
+		size_t k = from_policy || is_tmp ? 0 : i - pol->path_rule_count - 1;
 		const char *p = from_policy ? pol->path_rules[i].path
 			      : is_tmp ? tmpdir
-			      : tp_protected_paths[k] ? tp_protected_paths[k]
-			      : k == extra - 3 ? audit_path : NULL;
+			      : k < protected_count ? tp_protected_paths[k] : audit_path;
 
 		char absolute[PATH_MAX];
 
