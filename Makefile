@@ -171,7 +171,7 @@ $(BENCH_DIR)/gen: bench/policyc/gen.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -o $@ $<
 
-$(BENCH_DIR)/bench: bench/policyc/bench.c $(OUTPUT)/libtether.a $(HDRS)
+$(BENCH_DIR)/bench: bench/policyc/bench.c bench/common/stats.h $(OUTPUT)/libtether.a $(HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml
@@ -189,7 +189,7 @@ bench-policyc: $(BENCH_DIR)/bench $(BENCH_DIR)/envelope.yaml
 # bench/README.md.  It never fails on a miss.
 BENCH_FS_DIR := $(OUTPUT)/bench/fs
 
-$(BENCH_FS_DIR)/loops: bench/fs/loops.c
+$(BENCH_FS_DIR)/loops: bench/fs/loops.c bench/common/stats.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -static -o $@ $<

@@ -1,23 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Filesystem write confinement (BPF-LSM), and the hooks that keep a run from
- * borrowing write access it was not given.
+ * Filesystem confinement (BPF-LSM): what a run may read, write, execute and
+ * connect to, and the hooks that keep it from borrowing access it was not
+ * given.
  *
- * A process in a run may change the filesystem only where a path rule grants
- * TETHER_ACCESS_WRITE (bpf/abi/rules.h gives the matching semantics): opens
- * other than O_RDONLY, O_TRUNC, creation of any kind, unlink, rmdir, rename,
- * link, symlink, truncate, chmod, chown, modifying ioctls; xattrs, ACLs and
- * timestamps by inode identity.  Devices are opened for writing by number
- * (null, zero, tty, ptys, ...), never by path, and no device node can be
- * created.  Everything else is denied with EACCES (EPERM for what no rule can
- * grant: mounts, device nodes, TIOCSTI, clone into another cgroup, ptrace of
- * outside processes) and recorded.
+ * Every right comes from a path rule (bpf/abi/rules.h gives the matching
+ * semantics):
+ *   READ     read-only opens, directories included (file_open);
+ *   WRITE    other opens, O_TRUNC, creation of any kind, unlink, rmdir,
+ *            rename, link, symlink, truncate, chmod, chown, modifying
+ *            ioctls; xattrs, ACLs and timestamps by inode identity;
+ *   EXEC     every file the kernel executes (file_open of open_exec()) and
+ *            every PROT_EXEC file mapping (mmap_file, file_mprotect);
+ *   CONNECT  unix sockets of processes outside the run, by path; abstract
+ *            names by list.
+ * Devices are opened by number (null, zero, tty, the run's own ptys, ...),
+ * never by path, and no device node can be created.  Built-in protected
+ * paths and /proc of other processes are refused as "protected".  Everything
+ * else is denied with EACCES (EPERM for what no rule can grant: mounts, device
+ * nodes, TIOCSTI, clone into another cgroup, ptrace of outside processes)
+ * and recorded.  In mode: audit, what a rule decided is recorded and let
+ * through, except what protects the node (relaxed()).
  *
  * The same boundary needs: no ptrace-class access to processes outside the
- * run (their descriptors carry their write access), no unix connection to
- * outside daemons (they would write for the run), no clone3 into another
- * cgroup.  Those hooks live here until the process and network programs
- * they belong to exist.
+ * run (their descriptors carry their access), no clone3 into another
+ * cgroup, no bpf() or module loads.  Those hooks live here until the process
+ * program they belong to exists.
  *
  * Paths are computed here from the kernel's own objects (the struct mount and
  * dentry chain), never from the name the caller passed, so symlinks, "..",

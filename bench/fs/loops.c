@@ -34,6 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/common/stats.h"
+
 #define DEFAULT_FILE	"/srv/bench/a/b/c/d/file"
 #define MAX_BATCHES	1001
 
@@ -113,21 +115,6 @@ static const struct {
 	{ "stat", loop_stat },
 	{ "forkexec", loop_forkexec },
 };
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile of sorted samples. */
-static double percentile(const double *sorted, size_t n, unsigned int pct)
-{
-	size_t rank = (pct * n + 99) / 100;
-
-	return sorted[rank ? rank - 1 : 0];
-}
 
 static int parse_count(const char *s, unsigned long max, unsigned long *out)
 {
@@ -222,10 +209,11 @@ int main(int argc, char **argv)
 				return 1;
 			samples[b] = (now_ns() - start) / n;
 		}
-		qsort(samples, batches, sizeof(samples[0]), cmp_double);
+		qsort(samples, batches, sizeof(samples[0]), bench_cmp_double);
 		printf("bench-fs label=%s round=%lu loop=%s n=%lu batches=%lu median_ns=%.1f p90_ns=%.1f min_ns=%.1f\n",
-		       label, round, loops[which].name, n, batches, percentile(samples, batches, 50),
-		       percentile(samples, batches, 90), samples[0]);
+		       label, round, loops[which].name, n, batches,
+		       bench_percentile(samples, batches, 50), bench_percentile(samples, batches, 90),
+		       samples[0]);
 		fflush(stdout);
 	}
 	return 0;

@@ -32,6 +32,8 @@
 
 #include <yaml.h>
 
+#include "bench/common/stats.h"
+
 #include "policyc/policy.h"
 
 #define TARGET_COMPILE_MS 50.0
@@ -166,21 +168,6 @@ static int run_compile(const char *name, const char *data, size_t len, double *e
 	return r;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile of sorted samples. */
-static double percentile(const double *sorted, size_t n, unsigned int pct)
-{
-	size_t rank = (pct * n + 99) / 100;
-
-	return sorted[rank ? rank - 1 : 0];
-}
-
 /*
  * ru_maxrss of RUSAGE_CHILDREN is the largest of all waited-for children, so
  * the baseline child runs first and the compile child's figure is read after
@@ -223,9 +210,9 @@ struct series {
 
 static void summarise(struct series *s, size_t n)
 {
-	qsort(s->ms, n, sizeof(*s->ms), cmp_double);
-	s->median = percentile(s->ms, n, 50);
-	s->p90 = percentile(s->ms, n, 90);
+	qsort(s->ms, n, sizeof(*s->ms), bench_cmp_double);
+	s->median = bench_percentile(s->ms, n, 50);
+	s->p90 = bench_percentile(s->ms, n, 90);
 	printf("  %-36s median %8.2f ms   p90 %8.2f ms\n", s->name, s->median, s->p90);
 }
 
