@@ -1357,6 +1357,79 @@ int BPF_PROG(tether_file_release, struct file *file)
 	return 0;
 }
 
+#define AF_UNIX			1
+#define AF_INET			2
+#define AF_INET6		10
+#define AF_NETLINK		16
+#define SOCK_TYPE_MASK		0xf
+#define SOCK_RAW		3
+#define SOCK_DCCP		6
+#define SOCK_PACKET		10
+#define IPPROTO_DCCP		33
+#define IPPROTO_SCTP		132
+#define NETLINK_ROUTE		0
+
+/*
+ * Socket families a run may create: unix, TCP/UDP (and ping) over IPv4 and
+ * IPv6, and netlink's route family, which libc needs (getifaddrs,
+ * if_nametoindex).  Everything else is refused: packet and raw sockets see
+ * and forge any traffic, vsock reaches the hypervisor, SCTP and DCCP bring
+ * whole protocol stacks (and their bugs) within reach, other netlink
+ * families configure the kernel, and an unknown family is refused rather
+ * than allowed, so a protocol added later starts out denied.  Kernel
+ * sockets (kern) are the kernel's own.
+ */
+static __always_inline bool allowed_socket(int family, int type, int protocol)
+{
+	type &= SOCK_TYPE_MASK;
+	switch (family) {
+	case AF_UNIX:
+		return true;
+	case AF_INET:
+	case AF_INET6:
+		return type != SOCK_RAW && type != SOCK_DCCP && type != SOCK_PACKET &&
+		       protocol != IPPROTO_SCTP && protocol != IPPROTO_DCCP;
+	case AF_NETLINK:
+		return protocol == NETLINK_ROUTE;
+	default:
+		return false;
+	}
+}
+
+SEC("lsm/socket_create")
+int BPF_PROG(tether_socket_create, int family, int type, int protocol, int kern, int ret)
+{
+	static const char fmt[] = "%d/%d/%d";
+	struct tether_fs_event *ev;
+	struct tether_run *run;
+	struct walk_scratch *s;
+	__u64 args[3], cgid;
+	__u32 slot;
+
+	if (ret)
+		return ret;
+	if (kern || allowed_socket(family, type, protocol))
+		return 0;
+	run = current_run(&cgid);
+	if (!run)
+		return 0;
+	ev = reserve_fs_event(run, cgid, TETHER_FS_SOCKET_CREATE, -EPERM, TETHER_REASON_FORBIDDEN,
+			      0, 0, 0);
+	if (!ev)
+		return -EPERM;
+	args[0] = family;
+	args[1] = type;
+	args[2] = protocol;
+	bpf_snprintf(ev->path, sizeof(ev->path), fmt, args, sizeof(args));
+	s = claim_scratch(&slot);
+	if (s) {
+		fill_exe(ev->exe, s);
+		release_scratch(s);
+	}
+	bpf_ringbuf_submit(ev, 0);
+	return -EPERM;
+}
+
 #define CLONE_INTO_CGROUP	0x200000000ULL
 
 /*

@@ -90,6 +90,9 @@ const struct tp_field_info tp_fields[] = {
 		 "the ptys the run allocated) and path_mknod: no other device can be opened or "
 		 "created"),
 	/* N */
+	ENFORCED("@socket_families", N,
+		 "BPF-LSM socket_create: no packet, raw, XDP, vsock, SCTP, DCCP, AF_ALG or "
+		 "unknown-family socket, and no netlink family but route"),
 	GAP("network_egress.default", N,
 	    "the network is not confined by this version: a run can reach any destination"),
 	NOT_ENFORCED("network_egress.allowed_destinations", N,

@@ -59,6 +59,7 @@ enum tether_fs_op {
 	TETHER_FS_EXEC       = 34,	/* execve/execveat/fexecve: a binary, a script or its interpreter */
 	TETHER_FS_MMAP_EXEC  = 35,	/* mmap of a file with PROT_EXEC (shared libraries) */
 	TETHER_FS_MPROTECT_EXEC = 36,	/* mprotect adding PROT_EXEC to a file mapping */
+	TETHER_FS_SOCKET_CREATE = 37,	/* a socket of a refused family; path: "FAMILY/TYPE/PROTOCOL" */
 };
 
 enum tether_decision {

@@ -268,6 +268,8 @@ static const char rows_f_min[] =
 	"(null, zero, full, random, urandom, tty, ptmx, the ptys the run allocated) and path_mknod: "
 	"no other device can be opened or created\n"
 	"N: network egress\n"
+	"  enforced                     @socket_families: BPF-LSM socket_create: no packet, raw, "
+	"XDP, vsock, SCTP, DCCP, AF_ALG or unknown-family socket, and no netlink family but route\n"
 	"  NOT ENFORCED (acknowledged)  network_egress.default: the network is not confined by "
 	"this version: a run can reach any destination\n";
 

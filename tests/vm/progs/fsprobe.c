@@ -29,6 +29,7 @@
 #include <sys/mman.h>
 #include <stddef.h>
 #include <sys/mount.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/stat.h>
@@ -622,6 +623,20 @@ int main(int argc, char **argv)
 		static const char image[64] = "\177ELF";
 
 		got = result((int)syscall(SYS_init_module, image, sizeof(image), ""));
+	} else if (!strcmp(op, "socket") && argc > 5) {	/* socket FAMILY TYPE PROTOCOL */
+		int fd = socket(atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+
+		got = fd < 0 ? errno : 0;
+		if (fd >= 0)
+			close(fd);
+	} else if (!strcmp(op, "tcp-congestion")) {	/* setsockopt(TCP_CONGESTION, ARG) */
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+		got = fd < 0 ? errno
+			     : result(setsockopt(fd, IPPROTO_TCP, 13 /* TCP_CONGESTION */, argv[3],
+						 (socklen_t)strlen(argv[3])));
+		if (fd >= 0)
+			close(fd);
 	} else if (!strcmp(op, "socket-family")) {	/* socket(ARG, SOCK_STREAM, 0) */
 		int fd = socket(atoi(argv[3]), SOCK_STREAM, 0);
 
