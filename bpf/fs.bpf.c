@@ -325,10 +325,12 @@ enum match_kind {
 #define FS_HARD_DENY		(1u << 31)
 
 /*
- * mode: audit lets through what a path rule would deny.  What protects the
- * node, tether and other runs stays denied: what no rule can grant (reason
- * forbidden), the protected paths (tether's pins, /proc of other processes),
- * and hard denials (writes to kernel interfaces or to what has no name).
+ * mode: audit lets through the reads and execs a path rule would deny, so a
+ * policy can be tried on a real agent without it changing anything it could
+ * not change under enforce: what no rule can grant (reason forbidden), the
+ * protected paths (tether's pins, /proc of other processes) and hard
+ * denials (every write and every unix connection: the host's files, other
+ * runs' directories, docker.sock) stay denied.
  */
 static __always_inline bool relaxed(struct tether_run *run, __u32 reason, __u32 flags)
 {
@@ -465,28 +467,6 @@ static __always_inline bool in_same_run(struct task_struct *task, __u64 run_cgro
 	return BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id) == run_cgroup_id;
 }
 
-/* Whether the walked path is /proc, /sys or /dev, or beneath one of them. */
-static __always_inline bool kernel_interface(struct walk_scratch *s, __u32 pos, __u32 len)
-{
-	char p[6];
-
-	if (len < 4)
-		return false;
-	p[0] = s->buf[BOUNDED(pos, WALK_MASK)];
-	p[1] = s->buf[BOUNDED(pos + 1, WALK_MASK)];
-	p[2] = s->buf[BOUNDED(pos + 2, WALK_MASK)];
-	p[3] = s->buf[BOUNDED(pos + 3, WALK_MASK)];
-	p[4] = len > 4 ? s->buf[BOUNDED(pos + 4, WALK_MASK)] : '/';
-	p[5] = len > 5 ? s->buf[BOUNDED(pos + 5, WALK_MASK)] : '/';
-	if (p[0] != '/')
-		return false;
-	if (p[1] == 'd' && p[2] == 'e' && p[3] == 'v' && p[4] == '/')
-		return true;
-	if (p[1] == 's' && p[2] == 'y' && p[3] == 's' && p[4] == '/')
-		return true;
-	return p[1] == 'p' && p[2] == 'r' && p[3] == 'o' && p[4] == 'c' && p[5] == '/';
-}
-
 /*
  * The decision for one operation of a run on (vfsmnt, dentry): 0 when a rule
  * grants `access`, else `deny_err` (0 in mode: audit) and an audit record.
@@ -577,9 +557,8 @@ static __always_inline int decide(struct tether_run *run, __u64 run_cgroup_id, _
 		rule_id = rule->rule_id;
 	}
 deny:
-	/* What mode: audit must not let through: writes to kernel interfaces or to what has no name. */
-	hard = (access & TETHER_ACCESS_WRITE) &&
-	       (reason == TETHER_REASON_UNRESOLVED || kernel_interface(s, pos, path_len));
+	/* mode: audit lets reads and exec through, never a change or a connection */
+	hard = access & (TETHER_ACCESS_WRITE | TETHER_ACCESS_CONNECT);
 	/* An unresolved walk that named nothing must not be recorded as "/". */
 	emit_fs_event(run, run_cgroup_id, op, deny_err, reason, rule_id, access,
 		      reason == TETHER_REASON_UNRESOLVED && path_len == 0 ? NULL : s, pos,
@@ -1115,9 +1094,10 @@ static __always_inline int check_by_identity(__u32 op, struct dentry *dentry)
 	}
 	if (c.ruled) {
 		emit_fs_event(run, cgid, op, -EACCES, TETHER_REASON_RULE, c.rule_id,
-			      TETHER_ACCESS_WRITE, s, pos, path_len, TETHER_FS_PATH_BELOW_RULE);
+			      TETHER_ACCESS_WRITE, s, pos, path_len,
+			      TETHER_FS_PATH_BELOW_RULE | FS_HARD_DENY);
 		release_scratch(s);
-		return verdict(run, TETHER_REASON_RULE, 0, -EACCES);
+		return verdict(run, TETHER_REASON_RULE, FS_HARD_DENY, -EACCES);
 	}
 	if (c.err || !c.done) {
 		emit_fs_event(run, cgid, op, -EACCES, TETHER_REASON_UNRESOLVED, 0,
@@ -1127,9 +1107,9 @@ static __always_inline int check_by_identity(__u32 op, struct dentry *dentry)
 		return verdict(run, TETHER_REASON_UNRESOLVED, FS_HARD_DENY, -EACCES);
 	}
 	emit_fs_event(run, cgid, op, -EACCES, TETHER_REASON_DEFAULT_DENY, 0, TETHER_ACCESS_WRITE,
-		      s, pos, path_len, TETHER_FS_PATH_FS_RELATIVE);
+		      s, pos, path_len, TETHER_FS_PATH_FS_RELATIVE | FS_HARD_DENY);
 	release_scratch(s);
-	return verdict(run, TETHER_REASON_DEFAULT_DENY, 0, -EACCES);
+	return verdict(run, TETHER_REASON_DEFAULT_DENY, FS_HARD_DENY, -EACCES);
 }
 
 SEC("lsm/inode_setxattr")
@@ -1362,17 +1342,19 @@ int BPF_PROG(tether_file_release, struct file *file)
 #define AF_INET6		10
 #define AF_NETLINK		16
 #define SOCK_TYPE_MASK		0xf
-#define SOCK_RAW		3
-#define SOCK_DCCP		6
-#define SOCK_PACKET		10
-#define IPPROTO_DCCP		33
-#define IPPROTO_SCTP		132
+#define SOCK_STREAM		1
+#define SOCK_DGRAM		2
+#define IPPROTO_ICMP		1
+#define IPPROTO_TCP		6
+#define IPPROTO_UDP		17
+#define IPPROTO_ICMPV6		58
 #define NETLINK_ROUTE		0
 
 /*
  * Socket families a run may create: unix, TCP/UDP (and ping) over IPv4 and
  * IPv6, and netlink's route family, which libc needs (getifaddrs,
- * if_nametoindex).  Everything else is refused: packet and raw sockets see
+ * if_nametoindex; changing routes or links needs CAP_NET_ADMIN, which runs
+ * do not get: tether_capable).  Everything else is refused: packet and raw sockets see
  * and forge any traffic, vsock reaches the hypervisor, SCTP and DCCP bring
  * whole protocol stacks (and their bugs) within reach, other netlink
  * families configure the kernel, and an unknown family is refused rather
@@ -1387,8 +1369,16 @@ static __always_inline bool allowed_socket(int family, int type, int protocol)
 		return true;
 	case AF_INET:
 	case AF_INET6:
-		return type != SOCK_RAW && type != SOCK_DCCP && type != SOCK_PACKET &&
-		       protocol != IPPROTO_SCTP && protocol != IPPROTO_DCCP;
+		/*
+		 * An allow list, not a block list: protocol 0 with SOCK_SEQPACKET
+		 * is SCTP, and L2TP, SMC, MPTCP, UDP-Lite come by number.
+		 */
+		if (type == SOCK_STREAM)
+			return protocol == 0 || protocol == IPPROTO_TCP;
+		if (type == SOCK_DGRAM)
+			return protocol == 0 || protocol == IPPROTO_UDP ||
+			       protocol == (family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6);
+		return false;
 	case AF_NETLINK:
 		return protocol == NETLINK_ROUTE;
 	default:
@@ -1421,6 +1411,48 @@ int BPF_PROG(tether_socket_create, int family, int type, int protocol, int kern,
 	args[1] = type;
 	args[2] = protocol;
 	bpf_snprintf(ev->path, sizeof(ev->path), fmt, args, sizeof(args));
+	s = claim_scratch(&slot);
+	if (s) {
+		fill_exe(ev->exe, s);
+		release_scratch(s);
+	}
+	bpf_ringbuf_submit(ev, 0);
+	return -EPERM;
+}
+
+#define CAP_NET_ADMIN		12
+#define CAP_OPT_NOAUDIT		(1u << 1)
+
+/*
+ * Capabilities a root run must not use even before issue 6 drops them all:
+ * CAP_NET_ADMIN reconfigures the host's network (links, routes, qdiscs,
+ * moving interfaces between namespaces) through netlink route sockets or
+ * ioctls on any socket.  Checks the kernel marks as not to be audited are
+ * refused quietly.
+ */
+SEC("lsm/capable")
+int BPF_PROG(tether_capable, const struct cred *cred, void *ns, int cap, unsigned int opts,
+	     int ret)
+{
+	struct tether_fs_event *ev;
+	struct tether_run *run;
+	struct walk_scratch *s;
+	__u64 cgid;
+	__u32 slot;
+
+	if (ret || cap != CAP_NET_ADMIN)
+		return ret;
+	run = current_run(&cgid);
+	if (!run)
+		return 0;
+	if (opts & CAP_OPT_NOAUDIT)
+		return -EPERM;
+	ev = reserve_fs_event(run, cgid, TETHER_FS_CAPABILITY, -EPERM, TETHER_REASON_FORBIDDEN, 0,
+			      0, 0);
+	if (!ev)
+		return -EPERM;
+	/* stores, not a static string: a second one in .rodata breaks the object's BTF */
+	__builtin_memcpy(ev->path, "cap_net_admin", sizeof("cap_net_admin"));
 	s = claim_scratch(&slot);
 	if (s) {
 		fill_exe(ev->exe, s);
@@ -1537,7 +1569,7 @@ static __always_inline int check_abstract_peer(struct tether_run *run, __u64 cgi
 	if (bpf_map_lookup_elem(&abstract_sockets, &key))
 		return 0;
 	ev = reserve_fs_event(run, cgid, op, -EACCES, TETHER_REASON_DEFAULT_DENY, 0,
-			      TETHER_ACCESS_CONNECT, 0);
+			      TETHER_ACCESS_CONNECT, FS_HARD_DENY);
 	if (ev) {
 		ev->path[0] = '@';
 		bpf_probe_read_kernel(&ev->path[1], BOUNDED(len, 0x7f), key.name);
@@ -1549,7 +1581,7 @@ static __always_inline int check_abstract_peer(struct tether_run *run, __u64 cgi
 		}
 		bpf_ringbuf_submit(ev, 0);
 	}
-	return verdict(run, TETHER_REASON_DEFAULT_DENY, 0, -EACCES);
+	return verdict(run, TETHER_REASON_DEFAULT_DENY, FS_HARD_DENY, -EACCES);
 }
 
 static __always_inline int check_unix_peer(__u32 op, struct sock *other)

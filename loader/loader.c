@@ -796,8 +796,13 @@ int tl_run_remove(struct tl_node *node, struct tl_run *run, struct tl_error *err
 		if (r && !first)
 			first = fail(err, r, "removing the abstract socket names of run slot %u",
 				     run->run_slot);
-		if (bpf_map_delete_elem(node->audit_rings_fd, &run->run_slot) && errno != ENOENT &&
-		    !first)
+		/*
+		 * A slot whose entries did not all go stays claimed: the next run
+		 * to claim it would inherit them.  It is lost until the pins are
+		 * reloaded, which is the safe way to fail.
+		 */
+		if (!first && bpf_map_delete_elem(node->audit_rings_fd, &run->run_slot) &&
+		    errno != ENOENT)
 			first = fail(err, errno, "releasing run slot %u", run->run_slot);
 		run->run_slot = 0;
 	}

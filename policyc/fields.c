@@ -91,8 +91,8 @@ const struct tp_field_info tp_fields[] = {
 		 "created"),
 	/* N */
 	ENFORCED("@socket_families", N,
-		 "BPF-LSM socket_create: no packet, raw, XDP, vsock, SCTP, DCCP, AF_ALG or "
-		 "unknown-family socket, and no netlink family but route"),
+		 "BPF-LSM socket_create and capable: only unix, TCP, UDP and netlink route sockets, "
+		 "and no CAP_NET_ADMIN (links, routes, qdiscs)"),
 	GAP("network_egress.default", N,
 	    "the network is not confined by this version: a run can reach any destination"),
 	NOT_ENFORCED("network_egress.allowed_destinations", N,
@@ -134,10 +134,9 @@ const struct tp_field_info tp_fields[] = {
 	    "tether starts the command from the host's file system; it does not pull or verify images"),
 	/* C */
 	ENFORCED("mode", C,
-		 "enforce: every hook denies what no rule grants; audit: path rules allow and record "
-		 "what they would deny (decision would_deny); what no rule can grant (mounts, "
-		 "bpf(), module loads, ptrace and signals outside the run), the protected paths and "
-		 "writes to /proc, /sys and /dev stay denied"),
+		 "enforce: every hook denies what no rule grants; audit: the reads and execs a path "
+		 "rule would deny are allowed and recorded (decision would_deny); writes, unix "
+		 "connections, the protected paths and what no rule can grant stay denied"),
 	RECORDED("runtime_revision", C, "recorded in the policy, its digest and the run record"),
 	ENFORCED("audit.sink", C,
 		 "JSON Lines from the run's own BPF ring buffer, with sequence numbers and a "

@@ -90,7 +90,9 @@ const char *const tp_protected_paths[] = {
 	"/etc/krb5.keytab", "/etc/wireguard", "/etc/ssl/private",
 	/* people's files, mounted secrets, other workloads' state and shared memory */
 	"/root", "/home", "/run/secrets", "/var/run/secrets",
-	"/var/lib/kubelet", "/var/lib/docker", "/var/lib/containerd", "/dev/shm", "/dev/mqueue",
+	"/var/lib/kubelet", "/var/lib/docker", "/var/lib/containerd", "/run/containerd",
+	"/var/lib/containers", "/run/containers", "/var/lib/rancher", "/etc/kubernetes",
+	"/var/lib/etcd", "/etc/pki/tls/private", "/dev/shm", "/dev/mqueue",
 	/* the kernel's own state: BPF objects (tether's pins), LSM and debug interfaces */
 	"/sys/fs/bpf", "/sys/kernel/security", "/sys/kernel/debug", "/sys/kernel/tracing",
 	"/proc/kcore", "/proc/kmsg",

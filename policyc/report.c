@@ -139,15 +139,16 @@ static enum tp_status row_status(const struct tp_policy *policy, const struct tp
 {
 	*mechanism = row->mechanism;
 	if (!strcmp(row->field, "mode") && policy->mode != TP_MODE_ENFORCE) {
-		*mechanism = "audit: what a path rule would deny is allowed and recorded (decision "
-			     "would_deny); only what no rule can grant is denied";
+		*mechanism = "audit: the reads and execs a path rule would deny are allowed and "
+			     "recorded (decision would_deny); writes, unix connections, protected "
+			     "paths and what no rule can grant stay denied";
 		return TP_NOT_ENFORCED;
 	}
-	/* Path rules decide these rows; in audit mode they only record. */
+	/* In audit mode, the reads and execs these rows deny are only recorded. */
 	if (policy->mode != TP_MODE_ENFORCE && row->status == TP_ENFORCED &&
-	    ((!strncmp(row->field, "filesystem.", 11) && strcmp(row->field, "filesystem.devices")) ||
-	     !strcmp(row->field, "@unix_sockets"))) {
-		*mechanism = "mode: audit: what this would deny is allowed and recorded";
+	    (!strcmp(row->field, "filesystem.read") || !strcmp(row->field, "filesystem.exec") ||
+	     !strcmp(row->field, "filesystem.deny"))) {
+		*mechanism = "mode: audit: the reads and execs this would deny are allowed and recorded";
 		return TP_NOT_ENFORCED;
 	}
 	return row->status;

@@ -146,6 +146,7 @@ const char *audit_fs_op_name(uint32_t op)
 		[TETHER_FS_MMAP_EXEC] = "mmap_exec",
 		[TETHER_FS_MPROTECT_EXEC] = "mprotect_exec",
 		[TETHER_FS_SOCKET_CREATE] = "socket_create",
+		[TETHER_FS_CAPABILITY] = "capability",
 	};
 
 	if (op < sizeof(names) / sizeof(names[0]) && names[op])

@@ -334,26 +334,55 @@ static int load_envelope(struct run_ctx *ctx)
 }
 
 /*
- * The run's private temporary directory: created fresh by mkdtemp (0700, so
- * nothing another user planted can stand in for it), writable by the run and
- * never executable; TMPDIR names it.  Removed when the run's processes are
- * gone.
+ * Where runs' temporary directories live: beneath /run/tether, a protected
+ * path no run may read or write (policyc/path.c), so no other run can rename,
+ * replace or read what is there, and a run's own tmpdir is writable only
+ * through the longer rule its run gets.  Every component must be a real
+ * directory owned by root and writable by nobody else.
+ */
+#define TMPDIR_BASE "/run/tether/tmp"
+
+static int check_root_dir(const char *path)
+{
+	struct stat st;
+
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	if (lstat(path, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return -EPERM;
+	return 0;
+}
+
+/*
+ * The run's private temporary directory: created fresh by mkdtemp (0700)
+ * under TMPDIR_BASE, writable by the run and never executable; TMPDIR names
+ * it.  Removed when the run's processes are gone.
  */
 static int make_tmpdir(struct run_ctx *ctx)
 {
+	static const char *const dirs[] = { "/run", "/run/tether", TMPDIR_BASE };
 	char template[PATH_MAX];
+	int r;
 
-	snprintf(template, sizeof(template), "/tmp/tether-%s-XXXXXX", ctx->run_id);
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		r = check_root_dir(dirs[i]);
+		if (r) {
+			fprintf(stderr, "tether run: %s must be a directory of root's that only root "
+					"may write (it holds runs' temporary directories): %s\n",
+				dirs[i], strerror(-r));
+			return TETHER_EXIT_RUN_ERROR;
+		}
+	}
+	snprintf(template, sizeof(template), TMPDIR_BASE "/%s-XXXXXX", ctx->run_id);
 	if (!mkdtemp(template)) {
 		fprintf(stderr, "tether run: creating the run's temporary directory %s: %s\n",
 			template, strerror(errno));
 		return TETHER_EXIT_RUN_ERROR;
 	}
-	if (!realpath(template, ctx->tmpdir)) {
-		fprintf(stderr, "tether run: resolving %s: %s\n", template, strerror(errno));
-		rmdir(template);
-		return TETHER_EXIT_RUN_ERROR;
-	}
+	/* no realpath: every component was checked above and no run can write them */
+	snprintf(ctx->tmpdir, sizeof(ctx->tmpdir), "%s", template);
 	return 0;
 }
 
@@ -361,13 +390,17 @@ static int remove_entry(const char *path, const struct stat *st, int type, struc
 {
 	(void)st;
 	(void)ftw;
-	return (type == FTW_DP ? rmdir(path) : unlink(path)) < 0 ? -1 : 0;
+	/* keep going: one entry that will not go (chattr +i) must not keep the rest */
+	if ((type == FTW_DP ? rmdir(path) : unlink(path)) < 0)
+		fprintf(stderr, "tether run: removing %s: %s\n", path, strerror(errno));
+	return 0;
 }
 
 /*
  * Removes the temporary directory and everything the run left in it,
- * without following links (FTW_PHYS) or crossing into mounts (FTW_MOUNT; a
- * run cannot mount, but the host might have).
+ * without following links (FTW_PHYS) or crossing into mounts (FTW_MOUNT).
+ * Only once the run's processes are gone, and no other run can write
+ * beneath TMPDIR_BASE, so nothing renames a directory under the walk.
  */
 static void remove_tmpdir(struct run_ctx *ctx)
 {

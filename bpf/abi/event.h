@@ -60,6 +60,7 @@ enum tether_fs_op {
 	TETHER_FS_MMAP_EXEC  = 35,	/* mmap of a file with PROT_EXEC (shared libraries) */
 	TETHER_FS_MPROTECT_EXEC = 36,	/* mprotect adding PROT_EXEC to a file mapping */
 	TETHER_FS_SOCKET_CREATE = 37,	/* a socket of a refused family; path: "FAMILY/TYPE/PROTOCOL" */
+	TETHER_FS_CAPABILITY = 38,	/* a refused capability; path: its name ("cap_net_admin") */
 };
 
 enum tether_decision {

@@ -268,8 +268,8 @@ static const char rows_f_min[] =
 	"(null, zero, full, random, urandom, tty, ptmx, the ptys the run allocated) and path_mknod: "
 	"no other device can be opened or created\n"
 	"N: network egress\n"
-	"  enforced                     @socket_families: BPF-LSM socket_create: no packet, raw, "
-	"XDP, vsock, SCTP, DCCP, AF_ALG or unknown-family socket, and no netlink family but route\n"
+	"  enforced                     @socket_families: BPF-LSM socket_create and capable: only "
+	"unix, TCP, UDP and netlink route sockets, and no CAP_NET_ADMIN (links, routes, qdiscs)\n"
 	"  NOT ENFORCED (acknowledged)  network_egress.default: the network is not confined by "
 	"this version: a run can reach any destination\n";
 
@@ -280,9 +280,9 @@ static const char rows_t_c[] =
 	"removed; a tree that does not empty is reported\n"
 	"C: control plane, audit and configuration\n"
 	"  enforced                     mode: enforce: every hook denies what no rule grants; "
-	"audit: path rules allow and record what they would deny (decision would_deny); what no rule "
-	"can grant (mounts, bpf(), module loads, ptrace and signals outside the run), the protected "
-	"paths and writes to /proc, /sys and /dev stay denied\n"
+	"audit: the reads and execs a path rule would deny are allowed and recorded (decision "
+	"would_deny); writes, unix connections, the protected paths and what no rule can grant stay "
+	"denied\n"
 	"  enforced                     audit.sink: JSON Lines from the run's own BPF ring buffer, "
 	"with sequence numbers and a count of lost records\n";
 
@@ -508,9 +508,10 @@ Test(reports, report_audit_mode)
 
 	p->mode = TP_MODE_AUDIT;
 	text = report_text(p);
-	cr_expect(has_line(text, "  NOT ENFORCED                 mode: audit: what a path rule "
-				 "would deny is allowed and recorded (decision would_deny); only what "
-				 "no rule can grant is denied"),
+	cr_expect(has_line(text, "  NOT ENFORCED                 mode: audit: the reads and execs a "
+				 "path rule would deny are allowed and recorded (decision would_deny); "
+				 "writes, unix connections, protected paths and what no rule can grant "
+				 "stay denied"),
 		  "%s", text);
 	cr_expect(has_line(text, "other fields not enforced:"), "%s", text);
 	cr_expect(has_line(text, "  mode"), "%s", text);
@@ -521,10 +522,12 @@ Test(reports, report_audit_mode)
 	cr_expect(strchr(fails, 'K') && strchr(fails, 'N') && strchr(fails, 'C'), "%s", text);
 	cr_expect(!strchr(holds, 'C'), "%s", text);
 	cr_expect_str_eq(unclaimed, "IR", "%s", text);
-	/* path rules only record in audit mode: F and P (unix sockets) do not hold */
-	cr_expect(strchr(fails, 'F') && strchr(fails, 'P'), "%s", text);
-	cr_expect(has_line(text, "  NOT ENFORCED                 filesystem.write: mode: audit: what "
-				 "this would deny is allowed and recorded"), "%s", text);
+	/* reads and execs only record in audit mode: F does not hold; writes and P still do */
+	cr_expect(strchr(fails, 'F') && strchr(holds, 'P'), "%s", text);
+	cr_expect(has_line(text, "  NOT ENFORCED                 filesystem.exec: mode: audit: the "
+				 "reads and execs this would deny are allowed and recorded"), "%s", text);
+	cr_expect(has_line(text, "  enforced                     filesystem.write: BPF-LSM write rules "
+				 "(longest prefix on component boundaries)"), "%s", text);
 	cr_expect(has_line(text, "  enforced                     filesystem.devices: BPF-LSM "
 				 "file_open by device number (null, zero, full, random, urandom, tty, "
 				 "ptmx, the ptys the run allocated) and path_mknod: no other device "

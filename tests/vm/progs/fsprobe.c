@@ -29,6 +29,7 @@
 #include <sys/mman.h>
 #include <stddef.h>
 #include <sys/mount.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -637,6 +638,21 @@ int main(int argc, char **argv)
 						 (socklen_t)strlen(argv[3])));
 		if (fd >= 0)
 			close(fd);
+	} else if (!strcmp(op, "set-mtu") && argc > 4) {	/* set-mtu IFNAME MTU: SIOCSIFMTU */
+		struct ifreq ifr = { 0 };
+		int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", argv[3]);
+		ifr.ifr_mtu = atoi(argv[4]);
+		got = fd < 0 ? errno : result(ioctl(fd, SIOCSIFMTU, &ifr));
+		if (fd >= 0)
+			close(fd);
+	} else if (!strcmp(op, "pty-ldisc")) {	/* TIOCSETD ARG on a pty of its own */
+		int master = open("/dev/ptmx", O_RDWR | O_NOCTTY), ldisc = atoi(argv[3]);
+
+		got = master < 0 ? errno : result(ioctl(master, TIOCSETD, &ldisc));
+		if (master >= 0)
+			close(master);
 	} else if (!strcmp(op, "socket-family")) {	/* socket(ARG, SOCK_STREAM, 0) */
 		int fd = socket(atoi(argv[3]), SOCK_STREAM, 0);
 

@@ -238,7 +238,7 @@ allowed "/dev/urandom, /dev/null and /dev/zero are readable" cd3 "
 rm -f "$T/ct1.audit" "$T/ct1.out"
 tether run --envelope "$ENV" --run-id ct1 --audit "$T/ct1.audit" -- /bin/sh -c "
 	echo \$TMPDIR > $WS/ct1.tmpdir
-	case \$TMPDIR in /tmp/tether-ct1-??????) ;; *) exit 10 ;; esac
+	case \$TMPDIR in /run/tether/tmp/ct1-??????) ;; *) exit 10 ;; esac
 	$BIN/fsprobe ok write \$TMPDIR/scratch || exit 11
 	$BIN/fsprobe ok mkdir \$TMPDIR/d || exit 12
 	cp $BIN/fsprobe \$TMPDIR/tool && chmod 755 \$TMPDIR/tool || exit 13

@@ -32,6 +32,9 @@ in_run ns4 EPERM socket 2 10 768
 [ "$RC" -eq 0 ] && normalize "$T/ns4.audit" | grep -qF '"op":"socket_create","path":"17/10/768","decision":"deny"' &&
 	pass "SOCK_PACKET on AF_INET (becomes AF_PACKET)" || fail "SOCK_PACKET" "exit $RC"
 refused "SCTP" ns5 2 1 132
+refused "SCTP by type (SOCK_SEQPACKET, protocol 0)" ns5b 2 5 0
+refused "MPTCP" ns5c 2 1 262
+refused "UDP-Lite" ns5d 2 2 136
 refused "DCCP" ns6 2 6 33
 refused "netlink other than route (kobject uevents)" ns7 16 3 15
 refused "netlink other than route (sock_diag)" ns8 16 3 4
@@ -39,6 +42,13 @@ refused "AF_VSOCK (the hypervisor)" ns9 40 1 0
 refused "AF_ALG (the kernel's crypto API)" ns10 38 5 0
 refused "an unknown family (DECnet, 12)" ns11 12 1 0
 refused "AF_XDP (raw frames from a NIC queue)" ns12 44 3 0
+
+# CAP_NET_ADMIN reconfigures the host's network: routes, links, qdiscs.
+in_run ns13 EPERM set-mtu lo 65536
+rec='{"seq":1,"run_id":"ns13","kind":"fs","op":"capability","path":"cap_net_admin","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe","exe":"/opt/tether-tests/bin/fsprobe"}'
+[ "$RC" -eq 0 ] && expect_record ns13 "$T/ns13.audit" "$rec" &&
+	pass "CAP_NET_ADMIN is refused (an interface's MTU through SIOCSIFMTU)" ||
+	fail "CAP_NET_ADMIN" "exit $RC"
 
 rm -f "$T/ns20.audit"
 tether run --envelope "$ENV" --run-id ns20 --audit "$T/ns20.audit" -- /bin/sh -e -c "
