@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <getopt.h>
+#include <glob.h>
 #include <libgen.h>
 #include <limits.h>
 #include <linux/close_range.h>
@@ -402,14 +403,35 @@ static int remove_entry(const char *path, const struct stat *st, int type, struc
  * Only once the run's processes are gone, and no other run can write
  * beneath TMPDIR_BASE, so nothing renames a directory under the walk.
  */
+static void remove_tree(const char *dir)
+{
+	if (nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0)
+		fprintf(stderr, "tether run: removing the run's temporary directory %s: %s\n", dir,
+			strerror(errno));
+}
+
 static void remove_tmpdir(struct run_ctx *ctx)
 {
 	if (!ctx->tmpdir[0])
 		return;
-	if (nftw(ctx->tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0)
-		fprintf(stderr, "tether run: removing the run's temporary directory %s: %s\n",
-			ctx->tmpdir, strerror(errno));
+	remove_tree(ctx->tmpdir);
 	ctx->tmpdir[0] = 0;
+}
+
+/* The temporary directories a dead run left (run ids name them; see make_tmpdir). */
+static void remove_orphan_tmpdirs(const char *run_id)
+{
+	char pattern[PATH_MAX];
+	glob_t found;
+
+	if (!valid_run_id(run_id))
+		return;
+	snprintf(pattern, sizeof(pattern), TMPDIR_BASE "/%s-??????", run_id);
+	if (glob(pattern, GLOB_NOSORT, NULL, &found) != 0)
+		return;
+	for (size_t i = 0; i < found.gl_pathc; i++)
+		remove_tree(found.gl_pathv[i]);
+	globfree(&found);
 }
 
 /* Creates and checks the workspace, then resolves the rules' paths. */
@@ -456,6 +478,7 @@ static void reclaim_orphans(struct run_ctx *ctx, const char *mount_point)
 	struct cg_run *orphans = NULL;
 	uint64_t *dirs = NULL, *registered = NULL;
 	size_t n = 0, ndirs = 0, nreg = 0;
+	char name[PATH_MAX];	/* basename() may write to its argument */
 	unsigned int left;
 
 	if (cg_find_orphans(mount_point, &orphans, &n, &dirs, &ndirs))
@@ -471,6 +494,9 @@ static void reclaim_orphans(struct run_ctx *ctx, const char *mount_point)
 			fprintf(stderr, "tether run: warning: %s\n", err.msg);
 		fprintf(stderr, "tether run: reclaimed run %s, whose controller died (killed: %u "
 				"processes)\n", orphans[i].path, left);
+		/* its processes are gone: its temporary directory can go too */
+		snprintf(name, sizeof(name), "%s", orphans[i].path);
+		remove_orphan_tmpdirs(basename(name));
 		cg_run_destroy(&orphans[i]);
 	}
 	if (tl_runs_list(&ctx->node, &registered, &nreg) == 0) {
