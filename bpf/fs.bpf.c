@@ -381,6 +381,20 @@ static __always_inline void fill_exe(char *exe, struct walk_scratch *s)
 	exe[BOUNDED(len, TETHER_EVENT_PATH_MAX - 1)] = 0;
 }
 
+/* Names the executable in a record built without a walk of its own, and submits it. */
+static __always_inline void submit_fs_event(struct tether_fs_event *ev)
+{
+	struct walk_scratch *s;
+	__u32 slot;
+
+	s = claim_scratch(&slot);
+	if (s) {
+		fill_exe(ev->exe, s);
+		release_scratch(s);
+	}
+	bpf_ringbuf_submit(ev, 0);
+}
+
 /*
  * Reserves an fs record and fills everything but the path (left empty);
  * the caller may write the path, then submits.  NULL when the ring is full
@@ -438,17 +452,11 @@ static __always_inline void emit_fs_event(struct tether_run *run, __u64 run_cgro
 		ev->path[BOUNDED(n, TETHER_EVENT_PATH_MAX - 1)] = 0;
 	}
 	/* The path is copied: the walk's scratch can name the executable now. */
-	if (s) {
-		fill_exe(ev->exe, s);
-	} else {
-		__u32 slot;
-		struct walk_scratch *own = claim_scratch(&slot);
-
-		if (own) {
-			fill_exe(ev->exe, own);
-			release_scratch(own);
-		}
+	if (!s) {
+		submit_fs_event(ev);
+		return;
 	}
+	fill_exe(ev->exe, s);
 	bpf_ringbuf_submit(ev, 0);
 }
 
@@ -1392,9 +1400,7 @@ int BPF_PROG(tether_socket_create, int family, int type, int protocol, int kern,
 	static const char fmt[] = "%d/%d/%d";
 	struct tether_fs_event *ev;
 	struct tether_run *run;
-	struct walk_scratch *s;
 	__u64 args[3], cgid;
-	__u32 slot;
 
 	if (ret)
 		return ret;
@@ -1411,12 +1417,7 @@ int BPF_PROG(tether_socket_create, int family, int type, int protocol, int kern,
 	args[1] = type;
 	args[2] = protocol;
 	bpf_snprintf(ev->path, sizeof(ev->path), fmt, args, sizeof(args));
-	s = claim_scratch(&slot);
-	if (s) {
-		fill_exe(ev->exe, s);
-		release_scratch(s);
-	}
-	bpf_ringbuf_submit(ev, 0);
+	submit_fs_event(ev);
 	return -EPERM;
 }
 
@@ -1436,9 +1437,7 @@ int BPF_PROG(tether_capable, const struct cred *cred, void *ns, int cap, unsigne
 {
 	struct tether_fs_event *ev;
 	struct tether_run *run;
-	struct walk_scratch *s;
 	__u64 cgid;
-	__u32 slot;
 
 	if (ret || cap != CAP_NET_ADMIN)
 		return ret;
@@ -1453,12 +1452,7 @@ int BPF_PROG(tether_capable, const struct cred *cred, void *ns, int cap, unsigne
 		return -EPERM;
 	/* stores, not a static string: a second one in .rodata breaks the object's BTF */
 	__builtin_memcpy(ev->path, "cap_net_admin", sizeof("cap_net_admin"));
-	s = claim_scratch(&slot);
-	if (s) {
-		fill_exe(ev->exe, s);
-		release_scratch(s);
-	}
-	bpf_ringbuf_submit(ev, 0);
+	submit_fs_event(ev);
 	return -EPERM;
 }
 
@@ -1551,9 +1545,8 @@ static __always_inline int check_abstract_peer(struct tether_run *run, __u64 cgi
 	struct unix_address *addr = BPF_CORE_READ(peer, addr);
 	struct tether_abstract_key key = { .run_slot = run->run_slot };
 	struct tether_fs_event *ev;
-	struct walk_scratch *s;
 	const char *name;
-	__u32 len, slot;
+	__u32 len;
 
 	if (!addr)
 		return deny_forbidden(run, cgid, op, -EACCES);	/* unnamed: nothing to list */
@@ -1574,12 +1567,7 @@ static __always_inline int check_abstract_peer(struct tether_run *run, __u64 cgi
 		ev->path[0] = '@';
 		bpf_probe_read_kernel(&ev->path[1], BOUNDED(len, 0x7f), key.name);
 		ev->path[BOUNDED(len + 1, 0xff)] = 0;
-		s = claim_scratch(&slot);
-		if (s) {
-			fill_exe(ev->exe, s);
-			release_scratch(s);
-		}
-		bpf_ringbuf_submit(ev, 0);
+		submit_fs_event(ev);
 	}
 	return verdict(run, TETHER_REASON_DEFAULT_DENY, FS_HARD_DENY, -EACCES);
 }
@@ -1663,8 +1651,6 @@ int BPF_PROG(tether_bpf_kernel, int cmd, union bpf_attr *attr, unsigned int size
 static __always_inline int deny_kernel_load(__u32 op, struct file *file, const char *name)
 {
 	struct tether_fs_event *ev;
-	struct walk_scratch *s;
-	__u32 slot;
 	struct tether_run *run;
 	__u64 cgid;
 
@@ -1680,12 +1666,7 @@ static __always_inline int deny_kernel_load(__u32 op, struct file *file, const c
 	/* the module name goes where a path would: it says what was asked for */
 	if (name)
 		bpf_probe_read_kernel_str(ev->path, sizeof(ev->path), name);
-	s = claim_scratch(&slot);
-	if (s) {
-		fill_exe(ev->exe, s);
-		release_scratch(s);
-	}
-	bpf_ringbuf_submit(ev, 0);
+	submit_fs_event(ev);
 	return -EPERM;
 }
 
