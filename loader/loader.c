@@ -18,6 +18,7 @@
 
 #include "bpf/abi/rules.h"
 #include "bpf/fs.skel.h"
+#include "bpf/net.skel.h"
 #include "loader/loader.h"
 
 #define BPF_FS_MAGIC 0xcafe4a11
@@ -25,6 +26,8 @@
 /* Maps userspace needs; everything else stays private to the programs. */
 static const char *const pinned_maps[] = { "runs", "path_rules", "inode_rules", "audit_rings",
 					   "ptys", "abstract_sockets", "rodata" };
+/* The network object's own maps (it shares runs and audit_rings). */
+static const char *const net_pinned_maps[] = { "net_rules", "net_rodata" };
 
 static int fail(struct tl_error *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -58,6 +61,9 @@ const char *tl_pin_dir(void)
 	if (dir[0])
 		return dir;
 	elf = fs_bpf__elf_bytes(&size);
+	for (size_t i = 0; i < size; i++)
+		hash = (hash ^ elf[i]) * 0x100000001b3ULL;
+	elf = net_bpf__elf_bytes(&size);
 	for (size_t i = 0; i < size; i++)
 		hash = (hash ^ elf[i]) * 0x100000001b3ULL;
 	snprintf(dir, sizeof(dir), "%s/%016llx", TETHER_PIN_ROOT, (unsigned long long)hash);
@@ -169,7 +175,8 @@ static int select_programs(struct fs_bpf *skel, struct tl_error *err)
 }
 
 /* Counts the pins of a complete set: every map above and one link per program. */
-static int count_pins(struct fs_bpf *skel, size_t *present, size_t *expected)
+static int count_pins(struct fs_bpf *skel, struct net_bpf *net, size_t *present,
+		      size_t *expected)
 {
 	struct bpf_program *prog;
 	size_t i;
@@ -179,16 +186,24 @@ static int count_pins(struct fs_bpf *skel, size_t *present, size_t *expected)
 		(*expected)++;
 		*present += pinned("", pinned_maps[i]);
 	}
+	for (i = 0; i < sizeof(net_pinned_maps) / sizeof(net_pinned_maps[0]); i++) {
+		(*expected)++;
+		*present += pinned("", net_pinned_maps[i]);
+	}
 	bpf_object__for_each_program(prog, skel->obj) {
 		if (!bpf_program__autoload(prog))
 			continue;
 		(*expected)++;
 		*present += pinned("link_", bpf_program__name(prog));
 	}
+	bpf_object__for_each_program(prog, net->obj) {
+		(*expected)++;
+		*present += pinned("link_", bpf_program__name(prog));
+	}
 	return 0;
 }
 
-static void unpin_all(struct fs_bpf *skel)
+static void unpin_all(struct fs_bpf *skel, struct net_bpf *net)
 {
 	struct bpf_program *prog;
 	char path[256];
@@ -198,14 +213,133 @@ static void unpin_all(struct fs_bpf *skel)
 		pin_path(path, sizeof(path), "link_", bpf_program__name(prog));
 		unlink(path);
 	}
+	if (net) {
+		bpf_object__for_each_program(prog, net->obj) {
+			pin_path(path, sizeof(path), "link_", bpf_program__name(prog));
+			unlink(path);
+		}
+	}
 	for (i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++) {
 		pin_path(path, sizeof(path), "", pinned_maps[i]);
 		unlink(path);
 	}
+	for (i = 0; i < sizeof(net_pinned_maps) / sizeof(net_pinned_maps[0]); i++) {
+		pin_path(path, sizeof(path), "", net_pinned_maps[i]);
+		unlink(path);
+	}
+}
+
+int tl_cgroup_id(int dir_fd, uint64_t *id)
+{
+	struct {
+		struct file_handle fh;
+		uint64_t id;
+	} h = { .fh.handle_bytes = sizeof(uint64_t) };
+	int mnt_id;
+
+	if (name_to_handle_at(dir_fd, "", &h.fh, &mnt_id, AT_EMPTY_PATH) < 0)
+		return -errno;
+	if (h.fh.handle_bytes != sizeof(uint64_t))
+		return -EOPNOTSUPP;
+	memcpy(id, h.fh.f_handle, sizeof(*id));
+	return 0;
+}
+
+/*
+ * Loads the network programs, sharing `runs` and `audit_rings` when their
+ * fds are given, and attaches them to the parent cgroup.  With `pin`, pins
+ * links and maps and keeps no link open; without, returns the links.
+ */
+static int net_load(struct net_bpf *net, uint32_t level, int runs_fd, int rings_fd,
+		    int parent_fd, bool pin, struct tl_node *node, struct tl_error *err)
+{
+	struct bpf_program *prog;
+	char path[256];
+	size_t n = 0;
+	int r;
+
+	net->rodata->run_cgroup_level = level;
+	if (runs_fd >= 0 && (bpf_map__reuse_fd(net->maps.runs, runs_fd) ||
+			     bpf_map__reuse_fd(net->maps.audit_rings, rings_fd)))
+		return fail(err, errno, "sharing the runs map with the network programs");
+	r = net_bpf__load(net);
+	if (r)
+		return fail(err, r, "loading the cgroup-BPF network programs into the kernel");
+	if (!pin) {
+		bpf_object__for_each_program(prog, net->obj)
+			n++;
+		node->links = calloc(n, sizeof(*node->links));
+		if (!node->links)
+			return fail(err, ENOMEM, "allocating links");
+	}
+	bpf_object__for_each_program(prog, net->obj) {
+		struct bpf_link *link = bpf_program__attach_cgroup(prog, parent_fd);
+
+		if (!link)
+			return fail(err, errno, "attaching cgroup-BPF program %s",
+				    bpf_program__name(prog));
+		if (!pin) {
+			node->links[node->link_count++] = link;
+			continue;
+		}
+		pin_path(path, sizeof(path), "link_", bpf_program__name(prog));
+		r = bpf_link__pin(link, path);
+		bpf_link__destroy(link);
+		if (r)
+			return fail(err, r, "pinning %s", path);
+	}
+	if (!pin)
+		return 0;
+	pin_path(path, sizeof(path), "", "net_rules");
+	r = bpf_map__pin(net->maps.net_rules, path);
+	if (!r) {
+		pin_path(path, sizeof(path), "", "net_rodata");
+		r = bpf_map__pin(net->maps.rodata, path);
+	}
+	return r ? fail(err, r, "pinning %s", path) : 0;
+}
+
+/*
+ * The pinned network links must be attached to this parent cgroup: one
+ * removed and made again has another id, and its runs would go unchecked.
+ */
+static int check_net_links(struct net_bpf *net, int parent_fd, struct tl_error *err)
+{
+	struct bpf_program *prog;
+	uint64_t parent_id = 0;
+	char path[256];
+	int r = tl_cgroup_id(parent_fd, &parent_id);
+
+	if (r)
+		return fail(err, r, "reading the cgroup id of the run cgroups' parent");
+	bpf_object__for_each_program(prog, net->obj) {
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+		int fd;
+
+		pin_path(path, sizeof(path), "link_", bpf_program__name(prog));
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			return fail(err, errno, "opening pinned link %s", path);
+		r = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+		close(fd);
+		if (r)
+			return fail(err, r, "reading pinned link %s", path);
+		if (info.type != BPF_LINK_TYPE_CGROUP || info.cgroup.cgroup_id != parent_id)
+			return fail(err, ESTALE,
+				    "the pinned network program %s is attached to cgroup %llu, not "
+				    "to the run cgroups' parent (%llu), which was made again since; "
+				    "when no run is live, reload with: rm -r %s",
+				    bpf_program__name(prog),
+				    (unsigned long long)info.cgroup.cgroup_id,
+				    (unsigned long long)parent_id, tl_pin_dir());
+	}
+	return 0;
 }
 
 /* Loads and attaches every program; pins maps and links when `pin` is set. */
-static int load_and_attach(struct fs_bpf *skel, uint32_t level, bool pin, struct tl_error *err)
+static int load_and_attach(struct fs_bpf *skel, struct net_bpf *net, uint32_t level,
+			   int parent_fd, bool pin, struct tl_error *err)
 {
 	struct bpf_program *prog;
 	char path[256];
@@ -225,7 +359,7 @@ static int load_and_attach(struct fs_bpf *skel, uint32_t level, bool pin, struct
 		if (!link) {
 			r = -errno;
 			if (pin)
-				unpin_all(skel);
+				unpin_all(skel, net);
 			return fail(err, r, "attaching BPF-LSM program %s", bpf_program__name(prog));
 		}
 		if (pin) {
@@ -235,7 +369,7 @@ static int load_and_attach(struct fs_bpf *skel, uint32_t level, bool pin, struct
 		/* A pinned link stays attached after its fd is closed; an unpinned one detaches. */
 		bpf_link__destroy(link);
 		if (r) {
-			unpin_all(skel);
+			unpin_all(skel, net);
 			return fail(err, r, "pinning %s", path);
 		}
 	}
@@ -245,11 +379,15 @@ static int load_and_attach(struct fs_bpf *skel, uint32_t level, bool pin, struct
 		pin_path(path, sizeof(path), "", pinned_maps[i]);
 		r = bpf_map__pin(map_by_pin_name(skel, pinned_maps[i]), path);
 		if (r) {
-			unpin_all(skel);
+			unpin_all(skel, net);
 			return fail(err, r, "pinning %s", path);
 		}
 	}
-	return 0;
+	r = net_load(net, level, bpf_map__fd(skel->maps.runs), bpf_map__fd(skel->maps.audit_rings),
+		     parent_fd, true, NULL, err);
+	if (r)
+		unpin_all(skel, net);
+	return r;
 }
 
 static int open_pinned_map(const char *name, int *fd, struct tl_error *err)
@@ -297,8 +435,10 @@ out:
 	return r;
 }
 
-int tl_node_open(uint32_t run_cgroup_level, struct tl_node *node, struct tl_error *err)
+int tl_node_open(uint32_t run_cgroup_level, int parent_cgroup_fd, struct tl_node *node,
+		 struct tl_error *err)
 {
+	struct net_bpf *net = NULL;
 	struct fs_bpf *skel = NULL;
 	size_t present, expected;
 	uint32_t level = 0;
@@ -307,7 +447,7 @@ int tl_node_open(uint32_t run_cgroup_level, struct tl_node *node, struct tl_erro
 
 	*node = (struct tl_node){
 		.runs_fd = -1, .path_rules_fd = -1, .inode_rules_fd = -1, .audit_rings_fd = -1,
-		.ptys_fd = -1, .abstract_fd = -1,
+		.ptys_fd = -1, .abstract_fd = -1, .net_rules_fd = -1,
 	};
 	r = make_pin_dir(err);
 	if (r)
@@ -326,16 +466,17 @@ int tl_node_open(uint32_t run_cgroup_level, struct tl_node *node, struct tl_erro
 		usleep(10000);
 	}
 	skel = fs_bpf__open();
-	if (!skel) {
-		r = fail(err, errno, "opening the embedded BPF object");
+	net = net_bpf__open();
+	if (!skel || !net) {
+		r = fail(err, errno, "opening the embedded BPF objects");
 		goto out;
 	}
 	r = select_programs(skel, err);
 	if (r)
 		goto out;
-	count_pins(skel, &present, &expected);
+	count_pins(skel, net, &present, &expected);
 	if (present == 0) {
-		r = load_and_attach(skel, run_cgroup_level, true, err);
+		r = load_and_attach(skel, net, run_cgroup_level, parent_cgroup_fd, true, err);
 		if (r)
 			goto out;
 		node->loaded_now = true;
@@ -362,7 +503,9 @@ int tl_node_open(uint32_t run_cgroup_level, struct tl_node *node, struct tl_erro
 		goto out;
 	}
 	node->run_cgroup_level = level;
-	r = open_pinned_map("runs", &node->runs_fd, err);
+	r = check_net_links(net, parent_cgroup_fd, err);
+	if (!r)
+		r = open_pinned_map("runs", &node->runs_fd, err);
 	if (!r)
 		r = open_pinned_map("path_rules", &node->path_rules_fd, err);
 	if (!r)
@@ -373,7 +516,10 @@ int tl_node_open(uint32_t run_cgroup_level, struct tl_node *node, struct tl_erro
 		r = open_pinned_map("abstract_sockets", &node->abstract_fd, err);
 	if (!r)
 		r = open_pinned_map("audit_rings", &node->audit_rings_fd, err);
+	if (!r)
+		r = open_pinned_map("net_rules", &node->net_rules_fd, err);
 out:
+	net_bpf__destroy(net);
 	fs_bpf__destroy(skel);
 	if (lock_fd >= 0)
 		close(lock_fd);
@@ -398,8 +544,45 @@ void tl_node_close(struct tl_node *node)
 		close(node->abstract_fd);
 	if (node->audit_rings_fd >= 0)
 		close(node->audit_rings_fd);
+	if (node->net_rules_fd >= 0)
+		close(node->net_rules_fd);
 	node->runs_fd = node->path_rules_fd = node->inode_rules_fd = node->audit_rings_fd = -1;
-	node->ptys_fd = node->abstract_fd = -1;
+	node->ptys_fd = node->abstract_fd = node->net_rules_fd = -1;
+	for (size_t i = 0; i < node->link_count; i++)
+		bpf_link__destroy(node->links[i]);
+	free(node->links);
+	node->links = NULL;
+	node->link_count = 0;
+	net_bpf__destroy(node->net_skel);
+	node->net_skel = NULL;
+}
+
+int tl_net_open_unpinned(uint32_t run_cgroup_level, int parent_cgroup_fd, struct tl_node *node,
+			 struct tl_error *err)
+{
+	struct net_bpf *net;
+	int r;
+
+	*node = (struct tl_node){
+		.runs_fd = -1, .path_rules_fd = -1, .inode_rules_fd = -1, .audit_rings_fd = -1,
+		.ptys_fd = -1, .abstract_fd = -1, .net_rules_fd = -1,
+	};
+	net = net_bpf__open();
+	if (!net)
+		return fail(err, errno, "opening the embedded network BPF object");
+	node->net_skel = net;
+	r = net_load(net, run_cgroup_level, -1, -1, parent_cgroup_fd, false, node, err);
+	if (!r) {
+		node->runs_fd = dup(bpf_map__fd(net->maps.runs));
+		node->audit_rings_fd = dup(bpf_map__fd(net->maps.audit_rings));
+		node->net_rules_fd = dup(bpf_map__fd(net->maps.net_rules));
+		if (node->runs_fd < 0 || node->audit_rings_fd < 0 || node->net_rules_fd < 0)
+			r = fail(err, errno, "duplicating map fds");
+	}
+	node->run_cgroup_level = run_cgroup_level;
+	if (r)
+		tl_node_close(node);
+	return r;
 }
 
 int tl_probe_lsm(struct tl_error *err)
@@ -412,7 +595,7 @@ int tl_probe_lsm(struct tl_error *err)
 	/* Level 0 is the root cgroup, which is never a run: the probe confines nothing. */
 	r = select_programs(skel, err);
 	if (!r)
-		r = load_and_attach(skel, 0, false, err);
+		r = load_and_attach(skel, NULL, 0, -1, false, err);
 	fs_bpf__destroy(skel);
 	return r;
 }
@@ -633,8 +816,8 @@ static int pin_carve_outs(struct tl_node *node, struct tl_run *run,
 
 int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t mode, uint32_t run_flags,
 		   const struct tl_path_rule *rules, size_t rule_count,
-		   char *const *abstract_sockets, size_t abstract_count, struct tl_run *run,
-		   struct tl_error *err)
+		   char *const *abstract_sockets, size_t abstract_count,
+		   const struct tl_run_net *net, struct tl_run *run, struct tl_error *err)
 {
 	struct tether_run value = {};
 	struct tether_path_key key;
@@ -709,10 +892,20 @@ int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t mode, uint
 			goto fail;
 		}
 	}
+	for (i = 0; net && i < net->count; i++) {
+		r = tl_run_net_write(node, run, &net->entries[i], err);
+		if (r)
+			goto fail;
+	}
 	/* Last: from here on every hook in the run's cgroup enforces the rules above. */
 	value.run_slot = run->run_slot;
 	value.mode = mode;
 	value.flags = run_flags;
+	if (net) {
+		value.egress_max = net->egress_max;
+		value.dns_port4 = net->dns_port4;
+		value.dns_port6 = net->dns_port6;
+	}
 	if (bpf_map_update_elem(node->runs_fd, &cgroup_id, &value, BPF_NOEXIST)) {
 		r = fail(err, errno, "registering run cgroup %llu", (unsigned long long)cgroup_id);
 		goto fail;
@@ -727,8 +920,26 @@ fail:
 	return r;
 }
 
-int tl_run_counters(struct tl_node *node, const struct tl_run *run, uint64_t *seq,
-		    uint64_t *audit_lost)
+int tl_run_net_write(struct tl_node *node, const struct tl_run *run,
+		     const struct tl_net_entry *entry, struct tl_error *err)
+{
+	struct tether_net_key key = { .prefixlen = 32 + entry->prefixlen, .run_slot = run->run_slot };
+	char text[64] = "";
+
+	if (entry->prefixlen > 128 || entry->rule.tcp_count > TETHER_NET_PORT_RANGES ||
+	    entry->rule.udp_count > TETHER_NET_PORT_RANGES)
+		return fail(err, EINVAL, "address rule out of range (prefix %u, %u and %u port "
+			    "ranges)", entry->prefixlen, entry->rule.tcp_count, entry->rule.udp_count);
+	memcpy(key.addr, entry->addr, 16);
+	if (bpf_map_update_elem(node->net_rules_fd, &key, &entry->rule, BPF_ANY) == 0)
+		return 0;
+	for (int i = 0; i < 16; i += 2)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s%02x%02x",
+			 i ? ":" : "", entry->addr[i], entry->addr[i + 1]);
+	return fail(err, errno, "writing address rule %s/%u", text, entry->prefixlen);
+}
+
+int tl_run_counters(struct tl_node *node, const struct tl_run *run, struct tl_run_counters *c)
 {
 	struct tether_run value;
 
@@ -736,8 +947,13 @@ int tl_run_counters(struct tl_node *node, const struct tl_run *run, uint64_t *se
 		return -ENOENT;
 	if (bpf_map_lookup_elem(node->runs_fd, &run->cgroup_id, &value))
 		return -errno;
-	*seq = value.seq;
-	*audit_lost = value.audit_lost;
+	*c = (struct tl_run_counters){
+		.seq = value.seq,
+		.audit_lost = value.audit_lost,
+		.egress_bytes = value.egress_bytes,
+		.egress_exhausted = value.net_state & TETHER_NET_BUDGET_REPORTED,
+		.ingress_dropped = value.ingress_dropped,
+	};
 	return 0;
 }
 
@@ -795,6 +1011,11 @@ int tl_run_remove(struct tl_node *node, struct tl_run *run, struct tl_error *err
 				     offsetof(struct tether_abstract_key, run_slot), run->run_slot);
 		if (r && !first)
 			first = fail(err, r, "removing the abstract socket names of run slot %u",
+				     run->run_slot);
+		r = delete_slot_keys(node->net_rules_fd, sizeof(struct tether_net_key),
+				     offsetof(struct tether_net_key, run_slot), run->run_slot);
+		if (r && !first)
+			first = fail(err, r, "removing the address rules of run slot %u",
 				     run->run_slot);
 		/*
 		 * A slot whose entries did not all go stays claimed: the next run
@@ -898,6 +1119,9 @@ int tl_run_reclaim(struct tl_node *node, uint64_t cgroup_id, struct tl_error *er
 	if (!r)
 		r = delete_slot_keys(node->abstract_fd, sizeof(struct tether_abstract_key),
 				     offsetof(struct tether_abstract_key, run_slot), value.run_slot);
+	if (!r)
+		r = delete_slot_keys(node->net_rules_fd, sizeof(struct tether_net_key),
+				     offsetof(struct tether_net_key, run_slot), value.run_slot);
 	if (r)
 		return fail(err, r, "removing the rules of run slot %u", value.run_slot);
 	if (bpf_map_delete_elem(node->audit_rings_fd, &value.run_slot) && errno != ENOENT)

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bpf/abi/rules.h"
+
 #define TETHER_BPFFS		"/sys/fs/bpf"
 #define TETHER_PIN_ROOT		TETHER_BPFFS "/tether"
 
@@ -40,18 +42,37 @@ struct tl_node {
 	int audit_rings_fd;
 	int ptys_fd;		/* the ptys runs allocated (written by BPF) */
 	int abstract_fd;	/* the abstract unix socket names runs may reach */
+	int net_rules_fd;	/* address rules (LPM trie) */
 	uint32_t run_cgroup_level;
 	bool loaded_now;	/* this call loaded and pinned the programs */
+	/* tl_net_open_unpinned only: the skeleton and its links, freed by close */
+	void *net_skel;
+	void **links;
+	size_t link_count;
 };
 
 /*
  * Opens the pinned programs' maps, loading, attaching and pinning the
  * programs first when they are not pinned yet.  `run_cgroup_level` is the
  * cgroup2 level of run cgroups; pinned programs built for another level are
- * an error (-ESTALE) with a message saying how to reload.
+ * an error (-ESTALE) with a message saying how to reload.  `parent_cgroup_fd`
+ * is the directory (O_RDONLY) holding every run cgroup: the network programs
+ * are attached there, and pinned ones attached elsewhere (the directory was
+ * removed and made again) are an error.
  */
-int tl_node_open(uint32_t run_cgroup_level, struct tl_node *node, struct tl_error *err);
+int tl_node_open(uint32_t run_cgroup_level, int parent_cgroup_fd, struct tl_node *node,
+		 struct tl_error *err);
 void tl_node_close(struct tl_node *node);
+
+/*
+ * Loads and attaches only the cgroup-BPF network programs, with maps of their
+ * own and nothing pinned; tl_node_close detaches them.  For the host-tier
+ * tests on kernels that refuse BPF-LSM: a node opened this way has no path
+ * rules (its path, inode, pty and abstract socket fds are -1) and confines
+ * nothing but the network.  tether run never uses it.
+ */
+int tl_net_open_unpinned(uint32_t run_cgroup_level, int parent_cgroup_fd, struct tl_node *node,
+			 struct tl_error *err);
 
 /*
  * Loads and attaches the programs without pinning them, then detaches and
@@ -70,6 +91,21 @@ struct tl_run_rule {
 	bool has_inode;		/* also entered in inode_rules */
 	uint32_t dev;		/* kernel encoding of st_dev */
 	uint64_t ino;
+};
+
+/* One address rule in kernel form: a block and everything it allows. */
+struct tl_net_entry {
+	uint8_t addr[16];	/* IPv4-mapped for IPv4; bits below prefixlen zero */
+	uint8_t prefixlen;	/* 0..128 */
+	struct tether_net_rule rule;
+};
+
+/* A run's network settings (all zero: every destination refused, no proxy). */
+struct tl_run_net {
+	const struct tl_net_entry *entries;
+	size_t count;
+	uint64_t egress_max;	/* 0: no cap */
+	uint16_t dns_port4, dns_port6;	/* the run's DNS proxy; 0: none */
 };
 
 /* A run's map entries.  Filled by tl_run_install, removed by tl_run_remove. */
@@ -100,12 +136,27 @@ struct tl_run {
  */
 int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t mode, uint32_t run_flags,
 		   const struct tl_path_rule *rules, size_t rule_count,
-		   char *const *abstract_sockets, size_t abstract_count, struct tl_run *run,
-		   struct tl_error *err);
+		   char *const *abstract_sockets, size_t abstract_count,
+		   const struct tl_run_net *net, struct tl_run *run, struct tl_error *err);
 
-/* Reads the run's kernel-side counters (last sequence number, lost records). */
-int tl_run_counters(struct tl_node *node, const struct tl_run *run, uint64_t *seq,
-		    uint64_t *audit_lost);
+/* Writes (adds or replaces) one address entry of a live run: DNS admissions. */
+int tl_run_net_write(struct tl_node *node, const struct tl_run *run,
+		     const struct tl_net_entry *entry, struct tl_error *err);
+
+
+
+/* The run's kernel-side counters. */
+struct tl_run_counters {
+	uint64_t seq;		/* last audit sequence number handed out */
+	uint64_t audit_lost;	/* records that found the ring full */
+	uint64_t egress_bytes;	/* bytes of the run's packets cgroup_skb/egress saw */
+	bool egress_exhausted;	/* network_egress.max_bytes was reached */
+	uint32_t ingress_dropped;	/* packets from peers no rule lists, dropped */
+};
+int tl_run_counters(struct tl_node *node, const struct tl_run *run, struct tl_run_counters *c);
+
+/* The cgroup id of a cgroup2 directory: its file handle (as systemd reads it). */
+int tl_cgroup_id(int dir_fd, uint64_t *id);
 
 /*
  * Removes every map entry of the run (runs entry first, so no new decision

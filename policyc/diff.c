@@ -48,8 +48,13 @@
 //                 it asks for less); a gap that goes away is neutral, because
 //                 the field it belonged to may simply be gone.
 //   identity      any change of uid or gid widens: a reviewer must look.
+//   DNS           upstreams and TTL bounds: "changed".  The run's DNS proxy
+//                 asks the upstreams, not the run, and admits the answers of
+//                 listed names only, so which names, addresses and ports the
+//                 run may reach is the destinations' to say; the TTL bounds
+//                 only decide how long an answer's addresses stay admitted.
 //   metadata      tenant, run_id, runtime_revision, image_digest, workspace
-//                 path and source, DNS, audit sink: "changed".
+//                 path and source, audit sink: "changed".
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>

@@ -29,7 +29,6 @@ struct envelope_ctx {
 	struct tp_schema schema;
 	struct tp_envelope *env;	/* filled as values pass their checks */
 	bool exec_written;		/* sandbox.filesystem.exec given */
-	struct tp_pos network_default_pos;	/* network_egress.default, if written */
 	struct tp_pos workspace_pos;	/* the 'workspace' key */
 	size_t first_diag;		/* diags->count before this envelope */
 	struct tp_pos audit_sink_pos;
@@ -231,6 +230,8 @@ static int check_limit(struct tp_schema *schema, const struct tp_schema_key *key
 		return tp_schema_invalid(schema, key, value, why);
 	ctx->env->limits[key->arg] = v;
 	ctx->env->limit_pos[key->arg] = tp_node_pos(pair->key);
+	if (tp_field_find(tp_limit_keys[key->arg])->status == TP_ENFORCED)
+		return 0;
 	return add_gap(ctx->env, tp_limit_keys[key->arg], tp_node_pos(pair->key));
 }
 
@@ -741,7 +742,6 @@ static int check_network_default(struct tp_schema *schema, const struct tp_schem
 	static const char *const modes[] = { "deny" };
 	int i;
 
-	ctx_of(schema)->network_default_pos = tp_node_pos(pair->key);
 	i = tp_schema_check_enum(schema, key, pair->value, modes, ARRAY_SIZE(modes));
 	return tp_schema_enum_status(i);
 }
@@ -1657,7 +1657,6 @@ static int check_whole(struct envelope_ctx *ctx)
 {
 	struct tp_schema *schema = &ctx->schema;
 	struct tp_envelope *env = ctx->env;
-	struct tp_pos sandbox = env->sandbox_pos;
 	char buf[TP_EXCERPT_MAX];
 	int r;
 
@@ -1689,11 +1688,6 @@ static int check_whole(struct envelope_ctx *ctx)
 			break;
 		}
 	}
-	/* Restricting defaults: default-deny egress. */
-	r = add_gap(env, "network_egress.default",
-		    ctx->network_default_pos.line ? ctx->network_default_pos : sandbox);
-	if (r < 0)
-		return r;
 
 	/*
 	 * Gaps are reported only for envelopes without other errors: an envelope

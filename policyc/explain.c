@@ -17,18 +17,25 @@
 //     api.github.com:443
 //     192.0.2.0/24
 //     [2001:db8::53]:53 (udp only)
-//     NOT ENFORCED (acknowledged): the network is not confined by this version: ...
+//     nothing else: every other destination is refused, loopback and ...
+//     names: only the names above resolve (the run's DNS proxy refuses ...
 //   may consume:
 //     cpu: 2 (not enforced)
 //     memory: unlimited
 //     ...
+//     network egress: 100MiB
 //   leaves behind:
 //     workspace /ws (existing directory): kept after the run
 //     ...
 //   not enforced by this version (acknowledged):
-//     network_egress.default: the network is not confined by this version: ...
+//     resources.cpu: cgroup v2 cpu.max is not set by this version
 //
-// The first line appears only in audit mode.
+// The first line appears only in audit mode (which relaxes path rules only:
+// the network stays confined).
+//
+// Destinations are written as the envelope writes them (no port: any port).
+// Hostnames are reached through the run's DNS proxy: the "names" line says
+// which names resolve and for how long an answer's addresses stay reachable.
 //
 // Paths come from the compiled rules.  Each rule carries its effective access
 // (the compiler folds inheritance in), so a right is granted on the region of
@@ -195,11 +202,17 @@ out:
 
 /* ---- network -------------------------------------------------------------- */
 
+/*
+ * The destinations, then what the default (deny) leaves: the kernel refuses
+ * every destination no rule lists, loopback and link-local included, and
+ * drops ICMP; DNS goes to the run's proxy, which answers listed names only.
+ */
 static void write_network(FILE *out, const struct tp_policy *policy)
 {
+	bool any = policy->host_rule_count + policy->net_rule_count > 0;
+	char ttl_min[TP_DURATION_TEXT_MAX], ttl_max[TP_DURATION_TEXT_MAX];
+
 	fputs("may reach:\n", out);
-	if (policy->host_rule_count + policy->net_rule_count == 0)
-		fputs("  nothing: no destination is allowed\n", out);
 	for (size_t i = 0; i < policy->host_rule_count; i++) {
 		fputs("  ", out);
 		tp_write_host_rule(out, &policy->host_rules[i]);
@@ -210,12 +223,23 @@ static void write_network(FILE *out, const struct tp_policy *policy)
 		tp_write_net_rule(out, &policy->net_rules[i]);
 		fputc('\n', out);
 	}
+	fprintf(out, "  %s: every %sdestination is refused, loopback and link-local included, "
+		"and no ICMP is sent\n", any ? "nothing else" : "nothing", any ? "other " : "");
+	if (policy->host_rule_count) {
+		tp_format_duration((uint64_t)policy->dns_ttl_min_s * 1000, ttl_min);
+		tp_format_duration((uint64_t)policy->dns_ttl_max_s * 1000, ttl_max);
+		fprintf(out, "  names: only the names above resolve (the run's DNS proxy refuses "
+			"others); an answer's addresses are reachable on that name's ports until "
+			"its TTL, held within %s..%s, ends\n", ttl_min, ttl_max);
+	} else {
+		fputs("  names: none resolve: the run's DNS proxy refuses every name\n", out);
+	}
 	if (policy->method_count) {
 		fputs("  HTTP methods: ", out);
 		tp_write_escaped_list(out, policy->methods, policy->method_count);
 		fputc('\n', out);
+		write_gap_note(out, policy, "network_egress.methods");
 	}
-	write_gap_note(out, policy, "network_egress.default");
 }
 
 /* ---- limits ----------------------------------------------------------------- */

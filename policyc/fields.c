@@ -93,15 +93,23 @@ const struct tp_field_info tp_fields[] = {
 	ENFORCED("@socket_families", N,
 		 "BPF-LSM socket_create and capable: only unix, TCP, UDP and netlink route sockets, "
 		 "and no CAP_NET_ADMIN (links, routes, qdiscs)"),
-	GAP("network_egress.default", N,
-	    "the network is not confined by this version: a run can reach any destination"),
-	NOT_ENFORCED("network_egress.allowed_destinations", N,
-		     "grants; meaningful once network_egress.default is enforced"),
-	NOT_ENFORCED("network_egress.dns", N,
-		     "the DNS proxy is not part of this version; the run resolves names itself"),
+	ENFORCED("network_egress.default", N,
+		 "cgroup connect4/6 and sendmsg4/6 refuse (EPERM) every destination no rule lists, "
+		 "loopback and link-local included, and cgroup_skb/egress drops every other packet "
+		 "of the run (ICMP, IP options, IPv6 routing headers)"),
+	ENFORCED("network_egress.allowed_destinations", N,
+		 "address blocks and ports per protocol in an LPM trie keyed by run, IPv4 as "
+		 "IPv4-mapped IPv6; hostnames through the run's DNS proxy"),
+	ENFORCED("network_egress.dns", N,
+		 "DNS (port 53) to any address goes to the controller's proxy: listed names are "
+		 "asked upstream and their answers allowed until the TTL ends, others are REFUSED; "
+		 "answers in loopback or private ranges are refused unless an address rule covers "
+		 "them, link-local and metadata answers always"),
 	GAP("network_egress.methods", N,
 	    "HTTP methods need an HTTP-aware proxy; tether filters addresses and ports only"),
-	GAP("network_egress.max_bytes", N, "egress bytes are not counted by this version"),
+	ENFORCED("network_egress.max_bytes", N,
+		 "cgroup_skb/egress counts the run's packets and drops them past the cap; the "
+		 "controller ends the run (budget_exhausted)"),
 	/* I */
 	RECORDED("identity.tenant", I, "recorded in the policy, its digest and the run record"),
 	RECORDED("identity.run_id", I, "recorded in the policy, its digest and the run record"),
@@ -150,7 +158,8 @@ const struct tp_field_info tp_fields[] = {
 
 bool tp_field_former_gap(const char *field)
 {
-	static const char *const former[] = { "filesystem.exec", "filesystem.deny" };
+	static const char *const former[] = { "filesystem.exec", "filesystem.deny",
+					      "network_egress.default", "network_egress.max_bytes" };
 
 	for (size_t i = 0; i < sizeof(former) / sizeof(former[0]); i++)
 		if (strcmp(former[i], field) == 0)
@@ -184,7 +193,6 @@ int tp_policy_check_gaps(const struct tp_policy *policy, char *why, size_t why_l
 		snprintf(why, why_len, "its mode %u is unknown", policy->mode);
 		return -EINVAL;
 	}
-	needed[n++] = "network_egress.default";
 	for (size_t i = 0; i < policy->path_rule_count; i++) {
 		exact |= policy->path_rules[i].kind == TP_PATH_EXACT &&
 			 policy->path_rules[i].access != 0;
@@ -216,7 +224,7 @@ int tp_policy_check_gaps(const struct tp_policy *policy, char *why, size_t why_l
 		needed[n++] = "cleanup.revoke_credentials";
 	if (policy->flags & TP_POLICY_AUDIT_FAIL_CLOSED)
 		needed[n++] = "audit.fail_closed";
-	/* Every limit is a gap in this version. */
+	/* Limits; those this version enforces pass below. */
 	for (size_t i = 0; i < TP_LIMIT_COUNT; i++)
 		if (policy->limits[i])
 			needed[n++] = tp_limit_keys[i];

@@ -69,8 +69,7 @@ const struct tp_field_info *tp_field_find(const char *field);
 struct tp_policy;
 /*
  * Whether a compiled policy acknowledges every gap its content needs in this
- * version (a limit it sets, a deny rule, an exact grant, the defaults every
- * policy has, ...).  A policy compiled here always does; one from elsewhere
+ * version (a limit it sets, an exact grant, HTTP methods, ...).  A policy compiled here always does; one from elsewhere
  * (another tether version, a hand-made file) that relies on something this
  * version does not enforce is refused: -EINVAL with the gap named in `why`.
  */

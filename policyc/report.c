@@ -12,13 +12,14 @@
  *     NOT ENFORCED                 @capabilities: capabilities are not dropped ...
  *   ...
  *   N: network egress
- *     NOT ENFORCED (acknowledged)  network_egress.default: the network is not ...
+ *     enforced                     network_egress.default: cgroup connect4/6 and ...
+ *     NOT ENFORCED (acknowledged)  network_egress.methods: HTTP methods need ...
  *   I: workload identity and credentials
  *     nothing set by this policy
  *   ...
  *
  *   acknowledged gaps:
- *     network_egress.default
+ *     network_egress.methods
  *   other fields not enforced:
  *     @capabilities
  *   guarantee holds for: P F T C; does not hold for: K N; not claimed by this policy: I R
@@ -56,13 +57,14 @@ static bool any_rule_with(const struct tp_policy *policy, uint32_t mask, uint32_
  *   - built-in rows ('@'): always; they describe every run;
  *   - acknowledgeable gaps (NOT_ENFORCED with restricts): exactly when the
  *     policy lists the field among its gaps.  The compiler records every gap
- *     the envelope triggers (defaults included: network_egress.default)
- *     and refuses unacknowledged ones, so that list is the
- *     set of restrictions the policy asks for and does not get;
+ *     the envelope triggers and refuses unacknowledged ones, so that list is
+ *     the set of restrictions the policy asks for and does not get;
  *   - every other row: when the policy sets the field, or when the field is
  *     required or its default is itself a restriction the run relies on
  *     (filesystem.root, filesystem.workspace.path, filesystem.devices: [],
- *     cleanup.verify_process_tree, mode, audit.sink).
+ *     network_egress.default: deny, cleanup.verify_process_tree, mode,
+ *     audit.sink).  network_egress.dns also applies when the policy lists a
+ *     hostname: the run's DNS proxy is what lets it reach one.
  *
  * A row this function does not know applies: a row too many in the report
  * is harmless, a NOT_ENFORCED row left out would overstate the guarantee.
@@ -116,9 +118,11 @@ static bool row_applies(const struct tp_policy *policy, const struct tp_field_in
 	if (!strcmp(f, "network_egress.allowed_destinations"))
 		return policy->net_rule_count + policy->host_rule_count > 0;
 	if (!strcmp(f, "network_egress.dns"))
-		return policy->dns_upstream_count > 0 ||
+		return policy->host_rule_count > 0 || policy->dns_upstream_count > 0 ||
 		       policy->dns_ttl_min_s != DNS_TTL_MIN_DEFAULT_S ||
 		       policy->dns_ttl_max_s != DNS_TTL_MAX_DEFAULT_S;
+	if (!strcmp(f, "network_egress.max_bytes"))
+		return policy->limits[TP_LIMIT_EGRESS_BYTES] != 0;
 	if (!strcmp(f, "identity.tenant"))
 		return policy->tenant != NULL;
 	if (!strcmp(f, "identity.run_id"))
@@ -132,7 +136,8 @@ static bool row_applies(const struct tp_policy *policy, const struct tp_field_in
 
 /*
  * The row's status for this policy.  Only "mode" depends on the policy: in
- * audit mode the path rules deny nothing.
+ * audit mode the path rules deny nothing.  Network rules do not relax in
+ * audit mode (bpf/net.bpf.c), so the network rows keep their status.
  */
 static enum tp_status row_status(const struct tp_policy *policy, const struct tp_field_info *row,
 				 const char **mechanism)

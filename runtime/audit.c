@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -9,6 +11,7 @@
 #include "bpf/abi/event.h"
 #include "bpf/abi/rules.h"
 #include "runtime/audit.h"
+#include "runtime/dnsproxy.h"
 
 static int sb_grow(struct strbuf *sb, size_t extra)
 {
@@ -183,6 +186,12 @@ static const char *reason_name(uint32_t reason)
 		return "forbidden";
 	case TETHER_REASON_PROTECTED:
 		return "protected";
+	case TETHER_REASON_EXPIRED:
+		return "dns_expired";
+	case TETHER_REASON_BUDGET:
+		return "budget_exhausted";
+	case TETHER_REASON_DNS_PROXY:
+		return "dns_proxy";
 	default:
 		return "unknown";
 	}
@@ -220,17 +229,27 @@ void audit_format_time(uint64_t mono_ns, char *buf, size_t size)
 		 (int)((real_ns % 1000000000) / 1000));
 }
 
-static int format_fs(const struct tether_fs_event *ev, const struct audit_stream *st,
-		     struct strbuf *out)
+/* {"seq":N,"time":"...","run_id":"...","kind":"KIND" */
+static int begin_record(struct strbuf *out, const struct tether_event_hdr *hdr,
+			const struct audit_stream *st, const char *kind)
 {
 	char when[64];
 	int r = 0;
 
-	audit_format_time(ev->hdr.ts_ns, when, sizeof(when));
+	audit_format_time(hdr->ts_ns, when, sizeof(when));
 	r |= sb_printf(out, "{\"seq\":%llu,\"time\":\"%s\",\"run_id\":",
-		       (unsigned long long)ev->hdr.seq, when);
+		       (unsigned long long)hdr->seq, when);
 	r |= sb_json_string(out, st->run_id, 256);
-	r |= sb_printf(out, ",\"kind\":\"fs\",\"op\":\"%s\",\"path\":", audit_fs_op_name(ev->op));
+	r |= sb_printf(out, ",\"kind\":\"%s\"", kind);
+	return r;
+}
+
+static int format_fs(const struct tether_fs_event *ev, const struct audit_stream *st,
+		     struct strbuf *out)
+{
+	int r = begin_record(out, &ev->hdr, st, "fs");
+
+	r |= sb_printf(out, ",\"op\":\"%s\",\"path\":", audit_fs_op_name(ev->op));
 	if ((ev->flags & TETHER_FS_PATH_BELOW_RULE) && ev->rule_id < st->rule_count &&
 	    st->rule_paths[ev->rule_id]) {
 		/* the kernel named the part below the rule's root: put the root back in front */
@@ -291,6 +310,108 @@ static int format_fs(const struct tether_fs_event *ev, const struct audit_stream
 	return r ? -ENOMEM : 0;
 }
 
+const char *audit_net_op_name(uint32_t op)
+{
+	switch (op) {
+	case TETHER_NET_CONNECT:
+		return "connect";
+	case TETHER_NET_SENDMSG:
+		return "sendmsg";
+	case TETHER_NET_PACKET:
+		return "packet";
+	case TETHER_NET_EGRESS_BUDGET:
+		return "egress_budget";
+	case TETHER_NET_SOCKET_CREATE:
+		return "socket_create";
+	case TETHER_NET_BIND:
+		return "bind";
+	case TETHER_NET_SETSOCKOPT:
+		return "setsockopt";
+	default:
+		return "unknown";
+	}
+}
+
+void audit_format_addr(const uint8_t addr[16], char *buf, size_t size)
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (!inet_ntop(memcmp(addr, mapped, 12) ? AF_INET6 : AF_INET,
+		       memcmp(addr, mapped, 12) ? addr : addr + 12, buf, (socklen_t)size))
+		snprintf(buf, size, "?");
+}
+
+static const char *protocol_name(uint32_t protocol, char *buf, size_t size)
+{
+	switch (protocol) {
+	case IPPROTO_TCP:
+		return "tcp";
+	case IPPROTO_UDP:
+		return "udp";
+	case IPPROTO_ICMP:
+		return "icmp";
+	case IPPROTO_ICMPV6:
+		return "icmpv6";
+	default:
+		snprintf(buf, size, "%u", protocol);
+		return buf;
+	}
+}
+
+static int format_net(const struct tether_net_event *ev, const struct audit_stream *st,
+		      struct strbuf *out)
+{
+	char addr[64], proto[16];
+	int r = begin_record(out, &ev->hdr, st, "net");
+
+	r |= sb_printf(out, ",\"op\":\"%s\"", audit_net_op_name(ev->op));
+	if (ev->op == TETHER_NET_SOCKET_CREATE) {
+		r |= sb_printf(out, ",\"family\":%u,\"type\":%u,\"protocol\":%u", ev->family,
+			       ev->type, ev->protocol);
+	} else if (ev->op == TETHER_NET_SETSOCKOPT) {
+		r |= sb_printf(out, ",\"level\":%u,\"optname\":%u", ev->protocol, ev->port);
+	} else {
+		audit_format_addr(ev->addr, addr, sizeof(addr));
+		r |= sb_printf(out, ",\"family\":\"%s\",\"protocol\":\"%s\",\"address\":\"%s\","
+			       "\"port\":%u",
+			       ev->family == 10 ? "inet6" : ev->family == 2 ? "inet" : "other",
+			       protocol_name(ev->protocol, proto, sizeof(proto)), addr, ev->port);
+	}
+	if (ev->flags & TETHER_NET_DNS_REDIRECTED)
+		r |= sb_printf(out, ",\"dns_redirected\":true");
+	if (ev->op == TETHER_NET_EGRESS_BUDGET || ev->op == TETHER_NET_PACKET)
+		r |= sb_printf(out, ",\"bytes\":%llu", (unsigned long long)ev->bytes);
+	r |= sb_printf(out, ",\"decision\":\"%s\"", decision_name(ev->decision));
+	if (ev->err)
+		r |= sb_printf(out, ",\"errno\":\"%s\"", audit_errno_name(ev->err));
+	r |= sb_printf(out, ",\"reason\":\"%s\"", reason_name(ev->reason));
+	if (ev->rule_id != TETHER_RULE_NONE) {
+		uint32_t i = ev->rule_id & ~TETHER_NET_RULE_HOST;
+
+		if (ev->rule_id & TETHER_NET_RULE_HOST) {
+			r |= sb_printf(out, ",\"host_rule\":%u", i);
+			if (i < st->host_rule_count) {
+				r |= sb_printf(out, ",\"host\":");
+				r |= sb_json_string(out, st->host_rule_names[i], 512);
+			}
+		} else {
+			r |= sb_printf(out, ",\"rule\":%u", i);
+			if (i < st->net_rule_count) {
+				r |= sb_printf(out, ",\"rule_destination\":");
+				r |= sb_json_string(out, st->net_rule_names[i], 128);
+			}
+		}
+	}
+	/* packet records have no task: see struct tether_net_event */
+	if (ev->op != TETHER_NET_PACKET && ev->op != TETHER_NET_EGRESS_BUDGET) {
+		r |= sb_printf(out, ",\"pid\":%u,\"tgid\":%u,\"uid\":%u,\"comm\":", ev->hdr.pid,
+			       ev->hdr.tgid, ev->uid);
+		r |= sb_json_string(out, ev->comm, sizeof(ev->comm));
+	}
+	r |= sb_printf(out, ",\"cgroup_id\":%llu}", (unsigned long long)ev->hdr.cgroup_id);
+	return r ? -ENOMEM : 0;
+}
+
 int audit_format_record(const void *data, size_t size, const struct audit_stream *st,
 			struct strbuf *out)
 {
@@ -303,6 +424,10 @@ int audit_format_record(const void *data, size_t size, const struct audit_stream
 		if (hdr->size != sizeof(struct tether_fs_event))
 			return -EBADMSG;
 		return format_fs(data, st, out);
+	case TETHER_EVENT_NET:
+		if (hdr->size != sizeof(struct tether_net_event))
+			return -EBADMSG;
+		return format_net(data, st, out);
 	default:
 		return -EBADMSG;
 	}
@@ -323,6 +448,9 @@ int audit_handle_record(void *ctx, void *data, size_t size)
 	struct strbuf sb = { 0 };
 
 	if (audit_format_record(data, size, st, &sb) == 0) {
+		if (hdr->kind == TETHER_EVENT_NET &&
+		    ((const struct tether_net_event *)data)->op == TETHER_NET_EGRESS_BUDGET)
+			st->egress_exhausted = true;
 		emit_line(st, &sb);
 		st->records++;
 		if (hdr->seq > st->max_seq)
@@ -349,6 +477,75 @@ int audit_write_run_event(struct audit_stream *st, const char *event, const char
 	r |= sb_printf(&sb, ",\"kind\":\"run\",\"event\":\"%s\"", event);
 	if (extra_json)
 		r |= sb_printf(&sb, ",%s", extra_json);
+	r |= sb_printf(&sb, "}");
+	if (!r)
+		emit_line(st, &sb);
+	sb_free(&sb);
+	return r ? -ENOMEM : 0;
+}
+
+static const char *rcode_name(uint8_t rcode)
+{
+	static const char *const names[] = { "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",
+					     "NOTIMP", "REFUSED" };
+
+	return rcode < sizeof(names) / sizeof(names[0]) ? names[rcode] : "OTHER";
+}
+
+int audit_write_dns_event(struct audit_stream *st, const struct dns_event *ev)
+{
+	static const char *const reasons[] = {
+		[DNS_EV_ALLOWED] = "listed",
+		[DNS_EV_REFUSED_NAME] = "not_listed",
+		[DNS_EV_REFUSED_ANSWER] = "rebinding",
+		[DNS_EV_UPSTREAM_FAILED] = "upstream_failed",
+		[DNS_EV_MALFORMED] = "malformed",
+		[DNS_EV_REFUSED_TYPE] = "type_refused",
+	};
+	struct timespec mono;
+	struct strbuf sb = { 0 };
+	char when[64], addr[64];
+	const char *type = dns_type_name(ev->qtype);
+	int r = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	audit_format_time((uint64_t)mono.tv_sec * 1000000000 + (uint64_t)mono.tv_nsec, when,
+			  sizeof(when));
+	r |= sb_printf(&sb, "{\"time\":\"%s\",\"run_id\":", when);
+	r |= sb_json_string(&sb, st->run_id, 256);
+	r |= sb_printf(&sb, ",\"kind\":\"dns\",\"name\":");
+	/* names only, never payloads: a name the parser could not read is left out */
+	if (ev->name)
+		r |= sb_json_string(&sb, ev->name, 256);
+	else
+		r |= sb_printf(&sb, "null");
+	if (type)
+		r |= sb_printf(&sb, ",\"qtype\":\"%s\"", type);
+	else
+		r |= sb_printf(&sb, ",\"qtype\":%u", ev->qtype);
+	r |= sb_printf(&sb, ",\"transport\":\"%s\",\"decision\":\"%s\",\"reason\":\"%s\","
+		       "\"rcode\":\"%s\"",
+		       ev->transport == IPPROTO_TCP ? "tcp" : "udp",
+		       ev->kind == DNS_EV_ALLOWED ? "allow" : "deny",
+		       (size_t)ev->kind < sizeof(reasons) / sizeof(reasons[0]) ? reasons[ev->kind]
+									     : "unknown",
+		       rcode_name(ev->rcode));
+	if (ev->kind == DNS_EV_ALLOWED) {
+		r |= sb_printf(&sb, ",\"answers\":[");
+		for (size_t i = 0; i < ev->addr_count; i++) {
+			audit_format_addr(ev->addrs[i].addr, addr, sizeof(addr));
+			r |= sb_printf(&sb, "%s{\"address\":\"%s\",\"ttl\":%u}", i ? "," : "", addr,
+				       ev->addrs[i].ttl);
+		}
+		r |= sb_printf(&sb, "]");
+	}
+	if (ev->kind == DNS_EV_REFUSED_ANSWER && ev->refused_addr) {
+		audit_format_addr(ev->refused_addr, addr, sizeof(addr));
+		r |= sb_printf(&sb, ",\"refused_address\":\"%s\",\"refused_class\":\"%s\"", addr,
+			       dns_addr_class_name(ev->refused_class));
+	}
+	if (ev->suspected_tunnel)
+		r |= sb_printf(&sb, ",\"suspected_tunnel\":true");
 	r |= sb_printf(&sb, "}");
 	if (!r)
 		emit_line(st, &sb);

@@ -7,6 +7,7 @@
 #ifndef TETHER_RUNTIME_AUDIT_H
 #define TETHER_RUNTIME_AUDIT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +17,12 @@ struct audit_stream {
 	const char *run_id;
 	const char *const *rule_paths;	/* rule_id -> path, for "rule_path" */
 	size_t rule_count;
+	/* net rule_id -> "192.0.2.0/24"; host rule index -> "*.example.com" */
+	const char *const *net_rule_names;
+	size_t net_rule_count;
+	const char *const *host_rule_names;
+	size_t host_rule_count;
+	bool egress_exhausted;	/* a record said network_egress.max_bytes is spent */
 	uint64_t records;	/* kernel records written */
 	uint64_t max_seq;	/* highest kernel sequence number seen */
 	uint64_t malformed;	/* records that could not be decoded */
@@ -47,6 +54,14 @@ int audit_write_run_event(struct audit_stream *st, const char *event, const char
 void audit_format_time(uint64_t mono_ns, char *buf, size_t size);
 
 const char *audit_fs_op_name(uint32_t op);
+const char *audit_net_op_name(uint32_t op);
+
+/* "192.0.2.1" for IPv4-mapped addresses, "2001:db8::1" otherwise. */
+void audit_format_addr(const uint8_t addr[16], char *buf, size_t size);
+
+struct dns_event;
+/* A DNS proxy decision as a "dns" record. */
+int audit_write_dns_event(struct audit_stream *st, const struct dns_event *ev);
 const char *audit_errno_name(int err);
 
 #endif

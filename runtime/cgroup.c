@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "loader/loader.h"
 #include "runtime/cgroup.h"
 
 #define CG_LOCK_TIMEOUT_MS 10000
@@ -68,23 +69,6 @@ int cg_find_mount(FILE *mountinfo, char *mount_point, size_t size)
 	return r;
 }
 
-static int cgroup_id_of(int dir_fd, uint64_t *id)
-{
-	/* Like systemd's cg_fd_get_cgroupid(): the file handle of a cgroup2 directory is its id. */
-	struct {
-		struct file_handle fh;
-		uint64_t id;
-	} h = { .fh.handle_bytes = sizeof(uint64_t) };
-	int mnt_id;
-
-	if (name_to_handle_at(dir_fd, "", &h.fh, &mnt_id, AT_EMPTY_PATH) < 0)
-		return -errno;
-	if (h.fh.handle_bytes != sizeof(uint64_t))
-		return -EOPNOTSUPP;
-	memcpy(id, h.fh.f_handle, sizeof(*id));
-	return 0;
-}
-
 int cg_parent_lock(const char *mount_point)
 {
 	char *parent = NULL;
@@ -131,7 +115,7 @@ int cg_run_open(const char *path, struct cg_run *cg)
 		cg_run_free(cg);
 		return r;
 	}
-	r = cgroup_id_of(cg->dir_fd, &cg->id);
+	r = tl_cgroup_id(cg->dir_fd, &cg->id);
 	if (r) {
 		cg_run_free(cg);
 		return r;
@@ -250,7 +234,7 @@ int cg_run_create(const char *mount_point, const char *run_id, struct cg_run *cg
 		rmdir(cg->path);
 		goto fail;
 	}
-	r = cgroup_id_of(cg->dir_fd, &cg->id);
+	r = tl_cgroup_id(cg->dir_fd, &cg->id);
 	if (r) {
 		close(cg->dir_fd);
 		rmdir(cg->path);

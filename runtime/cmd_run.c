@@ -23,7 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -38,7 +40,9 @@
 #include "policyc/policy.h"
 #include "runtime/audit.h"
 #include "runtime/cgroup.h"
+#include "runtime/dnsproxy.h"
 #include "runtime/doctor.h"
+#include "runtime/net.h"
 #include "runtime/rules.h"
 #include "runtime/seccomp.h"
 #include "runtime/tether.h"
@@ -309,7 +313,44 @@ struct run_ctx {
 	struct audit_stream audit;
 	FILE *audit_file;
 	bool cg_created, node_open, run_installed;
+	/* network: address rules in kernel form, the DNS proxy, names for records */
+	struct net_plan net;
+	struct dns_proxy *dns;
+	char **net_rule_names;
+	const char **host_rule_names;
+	bool budget_ended;		/* the egress cap was reached and the run was ended */
+	unsigned int batch;		/* records handled in this pass over the ring */
 };
+
+/*
+ * Records handled per pass over the ring.  libbpf's consume keeps going while
+ * records keep coming, so a flooding run would hold the loop there: signals,
+ * the DNS proxy and the byte cap would wait.  A pass stops after this many
+ * and the loop comes back to the ring through epoll.
+ */
+#define RECORD_BATCH 4096
+
+static int handle_record(void *p, void *data, size_t size)
+{
+	struct run_ctx *ctx = p;
+
+	audit_handle_record(&ctx->audit, data, size);
+	return ++ctx->batch >= RECORD_BATCH ? -EAGAIN : 0;
+}
+
+/* One pass: true when records were left for the next. */
+static bool consume_batch(struct run_ctx *ctx)
+{
+	ctx->batch = 0;
+	return ring_buffer__consume(ctx->ring) == -EAGAIN;
+}
+
+/* Everything in the ring (the run is gone, so it ends). */
+static void drain(struct run_ctx *ctx)
+{
+	while (consume_batch(ctx))
+		;
+}
 
 /*
  * Loads the envelope (or compiled policy): no side effects on the host.  The
@@ -565,9 +606,129 @@ static const char *audit_path_unsafe(const struct run_ctx *ctx, char where[PATH_
 	return NULL;
 }
 
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+
+static uint64_t boottime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool dns_name_allowed(void *p, const char *name)
+{
+	return net_name_allowed(&((struct run_ctx *)p)->net, name);
+}
+
+static bool dns_range_allowed(void *p, const uint8_t addr[16])
+{
+	return net_range_allowed(&((struct run_ctx *)p)->net, addr);
+}
+
+/* A listed name's answer: into the run's allow trie before the reply is released. */
+static int dns_admit(void *p, const char *name, const uint8_t addr[16], uint32_t ttl_s)
+{
+	struct run_ctx *ctx = p;
+	struct tl_error err = { "" };
+	struct tl_net_entry entry;
+	int r;
+
+	if (!ctx->run_installed)
+		return -EAGAIN;
+	/* one second of grace: the client's cache starts counting a little later */
+	r = net_admit(&ctx->net, name, addr, ttl_s + 1, boottime_ns(), &entry);
+	if (r == 1)
+		return 0;
+	if (!r)
+		r = tl_run_net_write(&ctx->node, &ctx->run, &entry, &err);
+	if (!r)
+		r = net_admit_commit(&ctx->net, &entry);
+	if (r)
+		fprintf(stderr, "tether run: admitting an answer for %s: %s\n", name,
+			err.msg[0] ? err.msg : r == -ENOSPC ? "the run has admitted as many addresses "
+			"as it may (" STRINGIFY(NET_ADMITTED_MAX) ")" : strerror(-r));
+	return r;
+}
+
+static void dns_record(void *p, const struct dns_event *ev)
+{
+	struct run_ctx *ctx = p;
+
+	if (ctx->audit.out)
+		audit_write_dns_event(&ctx->audit, ev);
+}
+
+/*
+ * The run's address rules in kernel form, their names for records, and its
+ * DNS proxy: before the run is installed, which needs the proxy's ports.
+ */
+static int setup_network(struct run_ctx *ctx)
+{
+	const struct tp_policy *policy = ctx->policy;
+	struct dns_proxy_config cfg = {
+		.upstreams = policy->dns_upstreams,
+		.upstream_count = policy->dns_upstream_count,
+		.ttl_min_s = policy->dns_ttl_min_s,
+		.ttl_max_s = policy->dns_ttl_max_s,
+		/* without hostnames every query is refused: no upstream is needed */
+		.upstream_optional = policy->host_rule_count == 0,
+		.name_allowed = dns_name_allowed,
+		.range_allowed = dns_range_allowed,
+		.admit = dns_admit,
+		.event = dns_record,
+		.ctx = ctx,
+	};
+	char why[256];
+	int r;
+
+	r = net_plan_build(policy, &ctx->net, why, sizeof(why));
+	if (r == -E2BIG) {
+		fprintf(stderr, "tether run: network_egress.allowed_destinations: %s\n", why);
+		return TETHER_EXIT_RUN_INVALID;
+	}
+	ctx->net_rule_names = calloc(policy->net_rule_count + 1, sizeof(char *));
+	ctx->host_rule_names = calloc(policy->host_rule_count + 1, sizeof(char *));
+	if (r || !ctx->net_rule_names || !ctx->host_rule_names) {
+		fprintf(stderr, "tether run: %s\n", strerror(ENOMEM));
+		return TETHER_EXIT_RUN_ERROR;
+	}
+	for (size_t i = 0; i < policy->net_rule_count; i++) {
+		char block[64];
+
+		net_format_block(policy->net_rules[i].addr, policy->net_rules[i].prefixlen, block,
+				 sizeof(block));
+		ctx->net_rule_names[i] = strdup(block);
+		if (!ctx->net_rule_names[i]) {
+			fprintf(stderr, "tether run: %s\n", strerror(ENOMEM));
+			return TETHER_EXIT_RUN_ERROR;
+		}
+	}
+	for (size_t i = 0; i < policy->host_rule_count; i++)
+		ctx->host_rule_names[i] = policy->host_rules[i].name;
+	ctx->audit.net_rule_names = (const char *const *)ctx->net_rule_names;
+	ctx->audit.net_rule_count = policy->net_rule_count;
+	ctx->audit.host_rule_names = ctx->host_rule_names;
+	ctx->audit.host_rule_count = policy->host_rule_count;
+	r = dns_proxy_start(&cfg, &ctx->dns, why, sizeof(why));
+	if (r && policy->host_rule_count && !policy->dns_upstream_count && r == -ENOENT) {
+		fprintf(stderr, "tether run: refusing to run: the envelope lists hostnames, but no "
+				"DNS upstream is known (%s); set network_egress.dns.upstream or add a "
+				"nameserver to /etc/resolv.conf\n", why);
+		return TETHER_EXIT_REFUSED;
+	}
+	if (r) {
+		fprintf(stderr, "tether run: starting the run's DNS proxy: %s\n", why);
+		return TETHER_EXIT_RUN_ERROR;
+	}
+	return 0;
+}
+
 /* Everything up to, not including, the child: returns 0 or an exit status. */
 static int setup(struct run_ctx *ctx)
 {
+	struct tl_run_net net;
 	struct doctor_report rep;
 	struct tl_error err = { "" };
 	int parent_lock, r;
@@ -602,7 +763,7 @@ static int setup(struct run_ctx *ctx)
 			parent_lock == -EBUSY ? " (another process has held it for 10 s)" : "");
 		return TETHER_EXIT_RUN_ERROR;
 	}
-	r = tl_node_open(TETHER_RUN_CGROUP_LEVEL, &ctx->node, &err);
+	r = tl_node_open(TETHER_RUN_CGROUP_LEVEL, parent_lock, &ctx->node, &err);
 	if (r) {
 		close(parent_lock);
 		if (r == -EUCLEAN || r == -ESTALE) {
@@ -632,12 +793,22 @@ static int setup(struct run_ctx *ctx)
 	}
 	ctx->cg_created = true;
 
+	r = setup_network(ctx);
+	if (r)
+		return r;
+	net = (struct tl_run_net){
+		.entries = ctx->net.entries,
+		.count = ctx->net.count,
+		.egress_max = ctx->policy->limits[TP_LIMIT_EGRESS_BYTES],
+		.dns_port4 = dns_proxy_port(ctx->dns, AF_INET),
+		.dns_port6 = dns_proxy_port(ctx->dns, AF_INET6),
+	};
 	/* tp_policy and the kernel number the modes alike (policyc/policy.h) */
 	r = tl_run_install(&ctx->node, ctx->cg.id,
 			   ctx->policy->mode == TP_MODE_AUDIT ? TETHER_MODE_AUDIT : TETHER_MODE_ENFORCE,
 			   ctx->opts.audit_allowed ? TETHER_RUN_AUDIT_ALLOWED : 0, ctx->rules,
 			   ctx->rule_count, ctx->policy->abstract_sockets,
-			   ctx->policy->abstract_socket_count, &ctx->run, &err);
+			   ctx->policy->abstract_socket_count, &net, &ctx->run, &err);
 	if (r) {
 		fprintf(stderr, "tether run: installing the run's rules: %s\n", err.msg);
 		return TETHER_EXIT_RUN_ERROR;
@@ -679,7 +850,7 @@ static int setup(struct run_ctx *ctx)
 		ctx->rule_paths[i] = ctx->rules[i].path;
 	ctx->audit.rule_paths = ctx->rule_paths;
 	ctx->audit.rule_count = ctx->rule_count;
-	ctx->ring = ring_buffer__new(ctx->run.ring_fd, audit_handle_record, &ctx->audit, NULL);
+	ctx->ring = ring_buffer__new(ctx->run.ring_fd, handle_record, ctx, NULL);
 	if (!ctx->ring) {
 		fprintf(stderr, "tether run: opening the run's audit ring: %s\n", strerror(errno));
 		return TETHER_EXIT_RUN_ERROR;
@@ -694,7 +865,8 @@ static int setup(struct run_ctx *ctx)
  */
 static int teardown(struct run_ctx *ctx, int status_for_record, bool ran)
 {
-	uint64_t seq = 0, lost = 0;
+	uint64_t seq = 0, lost = 0, egress = 0;
+	uint32_t ingress_dropped = 0;
 	struct tl_error err = { "" };
 	unsigned int left = 0;
 	bool verified = true;
@@ -711,9 +883,18 @@ static int teardown(struct run_ctx *ctx, int status_for_record, bool ran)
 		}
 	}
 	if (ctx->ring)
-		ring_buffer__consume(ctx->ring);
+		drain(ctx);
 	if (ctx->run_installed) {
-		tl_run_counters(&ctx->node, &ctx->run, &seq, &lost);
+		struct tl_run_counters c = { 0 };
+
+		tl_run_counters(&ctx->node, &ctx->run, &c);
+		seq = c.seq;
+		lost = c.audit_lost;
+		egress = c.egress_bytes;
+		ingress_dropped = c.ingress_dropped;
+		/* the cap's record may have found the ring full: the kernel's flag decides */
+		if (c.egress_exhausted)
+			ctx->budget_ended = true;
 		/* Leave the rules in place while anything of the run may still live. */
 		if (verified && tl_run_remove(&ctx->node, &ctx->run, &err)) {
 			fprintf(stderr, "tether run: %s\n", err.msg);
@@ -721,22 +902,26 @@ static int teardown(struct run_ctx *ctx, int status_for_record, bool ran)
 		}
 	}
 	if (ctx->ring)
-		ring_buffer__consume(ctx->ring);
+		drain(ctx);
 	if (ran && ctx->audit.out) {
 		snprintf(extra, sizeof(extra),
-			 "\"exit_status\":%d,\"audit_records\":%llu,\"audit_seq_last\":%llu,"
-			 "\"audit_lost\":%llu,\"audit_malformed\":%llu,\"leftover_processes\":%u,"
-			 "\"cleanup_verified\":%s",
-			 status_for_record, (unsigned long long)ctx->audit.records,
-			 (unsigned long long)seq, (unsigned long long)lost,
-			 (unsigned long long)ctx->audit.malformed, left, verified ? "true" : "false");
+			 "\"exit_status\":%d,%s\"audit_records\":%llu,\"audit_seq_last\":%llu,"
+			 "\"audit_lost\":%llu,\"audit_malformed\":%llu,\"egress_bytes\":%llu,"
+			 "\"ingress_dropped\":%u,\"leftover_processes\":%u,\"cleanup_verified\":%s",
+			 status_for_record,
+			 ctx->budget_ended ? "\"reason\":\"budget_exhausted\"," : "",
+			 (unsigned long long)ctx->audit.records, (unsigned long long)seq,
+			 (unsigned long long)lost, (unsigned long long)ctx->audit.malformed,
+			 (unsigned long long)egress, ingress_dropped, left, verified ? "true" : "false");
 		audit_write_run_event(&ctx->audit, "end", extra);
 	}
+	/* lost records never took a sequence number: seq counts those queued */
 	if (lost || ctx->audit.records != seq)
 		fprintf(stderr,
-			"tether run: warning: run %s lost %llu audit records (%llu written of %llu)\n",
-			ctx->run_id, (unsigned long long)(seq - ctx->audit.records),
-			(unsigned long long)ctx->audit.records, (unsigned long long)seq);
+			"tether run: warning: run %s lost %llu audit records to a full ring; %llu "
+			"of the %llu queued were written\n",
+			ctx->run_id, (unsigned long long)lost, (unsigned long long)ctx->audit.records,
+			(unsigned long long)seq);
 	if (ctx->audit.write_error) {
 		fprintf(stderr, "tether run: writing audit records: %s\n",
 			strerror(ctx->audit.write_error));
@@ -744,6 +929,9 @@ static int teardown(struct run_ctx *ctx, int status_for_record, bool ran)
 	}
 	ring_buffer__free(ctx->ring);
 	ctx->ring = NULL;
+	/* the run is gone or its entries are: nothing can ask the proxy any more */
+	dns_proxy_free(ctx->dns);
+	ctx->dns = NULL;
 	if (ctx->run_installed && verified)
 		tl_run_free(&ctx->run);
 	if (ctx->node_open)
@@ -778,8 +966,8 @@ static int teardown(struct run_ctx *ctx, int status_for_record, bool ran)
 /* Waits for the child while forwarding audit records; returns its wait status. */
 static int supervise(struct run_ctx *ctx, int pidfd, int sigfd, int *wstatus)
 {
-	struct epoll_event ev, events[4];
-	int ep, ring_fd = ring_buffer__epoll_fd(ctx->ring);
+	struct epoll_event ev, events[8];
+	int ep, ring_fd = ring_buffer__epoll_fd(ctx->ring), dns_fd = dns_proxy_fd(ctx->dns);
 	bool killed = false;
 	siginfo_t si;
 
@@ -792,8 +980,10 @@ static int supervise(struct run_ctx *ctx, int pidfd, int sigfd, int *wstatus)
 	epoll_ctl(ep, EPOLL_CTL_ADD, sigfd, &ev);
 	ev = (struct epoll_event){ .events = EPOLLIN, .data.fd = ring_fd };
 	epoll_ctl(ep, EPOLL_CTL_ADD, ring_fd, &ev);
+	ev = (struct epoll_event){ .events = EPOLLIN, .data.fd = dns_fd };
+	epoll_ctl(ep, EPOLL_CTL_ADD, dns_fd, &ev);
 	for (;;) {
-		int n = epoll_wait(ep, events, 4, -1);
+		int n = epoll_wait(ep, events, 8, -1);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -803,7 +993,26 @@ static int supervise(struct run_ctx *ctx, int pidfd, int sigfd, int *wstatus)
 		}
 		for (int i = 0; i < n; i++) {
 			if (events[i].data.fd == ring_fd) {
-				ring_buffer__consume(ctx->ring);
+				struct tl_run_counters c = { 0 };
+
+				consume_batch(ctx);
+				/*
+				 * network_egress.max_bytes: the kernel drops, the controller
+				 * ends.  The kernel's flag decides: its record may have
+				 * found the ring full.
+				 */
+				tl_run_counters(&ctx->node, &ctx->run, &c);
+				if ((c.egress_exhausted || ctx->audit.egress_exhausted) &&
+				    !ctx->budget_ended && !killed) {
+					unsigned int left;
+
+					fprintf(stderr, "tether run: run %s spent network_egress."
+							"max_bytes: ending it\n", ctx->run_id);
+					cg_run_kill_and_wait(&ctx->cg, 0, &left);
+					ctx->budget_ended = killed = true;
+				}
+			} else if (events[i].data.fd == dns_fd) {
+				dns_proxy_dispatch(ctx->dns);
 			} else if (events[i].data.fd == sigfd) {
 				struct signalfd_siginfo ssi;
 
@@ -934,7 +1143,7 @@ int cmd_run(int argc, char **argv)
 			strerror(exec_errno));
 	ret = teardown(&ctx, status, true);
 	if (!ret)
-		ret = status;
+		ret = ctx.budget_ended ? TETHER_EXIT_BUDGET : status;
 out_sig:
 	if (pidfd >= 0)
 		close(pidfd);
@@ -942,6 +1151,12 @@ out_sig:
 		close(sigfd);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 out_policy:
+	for (size_t i = 0; ctx.net_rule_names && i < ctx.policy->net_rule_count; i++)
+		free(ctx.net_rule_names[i]);
+	free(ctx.net_rule_names);
+	free(ctx.host_rule_names);
+	net_plan_free(&ctx.net);
+	dns_proxy_free(ctx.dns);
 	free(ctx.rule_paths);
 	run_rules_free(ctx.rules, ctx.rule_count);
 	tp_policy_free(ctx.policy);

@@ -18,6 +18,7 @@ enum tether_exit {
 	TETHER_EXIT_RUN_INVALID = 121,	/* run: the envelope is invalid; nothing ran */
 	TETHER_EXIT_RUN_USAGE = 122,	/* run: bad command line; nothing ran */
 	TETHER_EXIT_RUN_ERROR = 123,	/* run: setup or cleanup failed (message says which) */
+	TETHER_EXIT_BUDGET = 125,	/* run: a budget ran out (network_egress.max_bytes); ended */
 	TETHER_EXIT_NOEXEC = 126,	/* run: the command could not be executed */
 	TETHER_EXIT_NOTFOUND = 127,	/* run: the command was not found */
 };

@@ -20,6 +20,17 @@
 
 enum tether_event_kind {
 	TETHER_EVENT_FS = 1,
+	TETHER_EVENT_NET = 2,
+};
+
+enum tether_net_op {
+	TETHER_NET_CONNECT   = 1,	/* connect(2), io_uring connect, TCP fast open */
+	TETHER_NET_SENDMSG   = 2,	/* a datagram sent with a destination address */
+	TETHER_NET_PACKET    = 3,	/* a packet cgroup_skb/egress dropped */
+	TETHER_NET_EGRESS_BUDGET = 4,	/* the egress byte cap was reached */
+	TETHER_NET_SOCKET_CREATE = 5,	/* cgroup/sock_create refused an inet socket */
+	TETHER_NET_BIND      = 6,	/* bind(2) to a port on an address other than loopback */
+	TETHER_NET_SETSOCKOPT = 7,	/* a refused socket option; protocol: level, port: name */
 };
 
 enum tether_fs_op {
@@ -76,6 +87,9 @@ enum tether_reason {
 	TETHER_REASON_UNRESOLVED   = 2,	/* the path could not be resolved: denied */
 	TETHER_REASON_FORBIDDEN    = 3,	/* no rule can grant the operation (mounts) */
 	TETHER_REASON_PROTECTED    = 4,	/* a built-in protected path or another process's /proc */
+	TETHER_REASON_EXPIRED      = 5,	/* the DNS answer that admitted the address expired */
+	TETHER_REASON_BUDGET       = 6,	/* network_egress.max_bytes is spent */
+	TETHER_REASON_DNS_PROXY    = 7,	/* allowed: DNS sent to the run's DNS proxy */
 };
 
 #define TETHER_FS_PATH_TRUNCATED	(1u << 0)
@@ -113,6 +127,32 @@ struct tether_fs_event {
 	char exe[TETHER_EVENT_PATH_MAX];
 };
 
+/*
+ * A network decision.  Addresses in the mapped form of rules.h.  Packet
+ * records (op PACKET, EGRESS_BUDGET) have pid, tgid and uid 0 and an empty
+ * comm: a packet may leave from interrupt context (retransmits, ACKs),
+ * where the current task is not the sender.
+ */
+#define TETHER_NET_DNS_REDIRECTED	(1u << 0)	/* sent to the DNS proxy instead */
+struct tether_net_event {
+	struct tether_event_hdr hdr;
+	__u32 op;		/* enum tether_net_op */
+	__u32 decision;		/* enum tether_decision */
+	__s32 err;		/* negative errno, 0 if allowed */
+	__u32 reason;		/* enum tether_reason */
+	__u32 rule_id;		/* TETHER_RULE_NONE, a rule index, or TETHER_NET_RULE_HOST | index */
+	__u16 family;		/* AF_INET / AF_INET6: of the socket, or of the packet */
+	__u16 type;		/* SOCK_STREAM, SOCK_DGRAM, ...; 0 for packets */
+	__u16 protocol;		/* IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP, ... */
+	__u16 port;		/* destination port, host byte order */
+	__u8 addr[16];		/* destination */
+	__u32 uid;
+	__u32 flags;		/* TETHER_NET_DNS_REDIRECTED */
+	__u64 bytes;		/* EGRESS_BUDGET: the cap; PACKET: the packet's length */
+	char comm[TETHER_COMM_LEN];
+};
+
+_Static_assert(sizeof(struct tether_net_event) == 40 + 24 + 8 + 16 + 16 + 16, "net event layout");
 _Static_assert(sizeof(struct tether_event_hdr) == 40, "event header layout");
 _Static_assert(sizeof(struct tether_fs_event) == 40 + 32 + 16 + 256 + 256, "fs event layout");
 

@@ -14,6 +14,8 @@
  *   inode_rules: struct tether_inode_key -> struct tether_path_rule (hash)
  *   ptys:        struct tether_pty_key -> u64 master tty (hash, written by BPF)
  *   abstract_sockets: struct tether_abstract_key -> u8 (hash)
+ *   net_rules:   struct tether_net_key -> struct tether_net_rule (LPM trie)
+ *   dns_origins: socket -> struct tether_dns_origin (socket storage, BPF)
  *
  * Path rules are longest-prefix matches on component boundaries.  Both sides
  * store a directory as its absolute path followed by one '/':
@@ -91,6 +93,11 @@ enum tether_run_flags {
 	TETHER_RUN_AUDIT_ALLOWED = 1u << 0,
 };
 
+/* Bits of tether_run.net_state, set by BPF. */
+enum tether_net_state {
+	TETHER_NET_BUDGET_REPORTED = 1u << 0,	/* the egress cap's record was written */
+};
+
 /* Value of `runs`: one per live run, written by the loader, updated by BPF. */
 struct tether_run {
 	__u32 run_slot;		/* key of the run's rules and ring; 1..TETHER_MAX_RUNS */
@@ -98,6 +105,64 @@ struct tether_run {
 	__u64 seq;		/* last audit sequence number handed out (atomic) */
 	__u64 audit_lost;	/* records that found the ring full (atomic) */
 	__u32 flags;		/* enum tether_run_flags */
+	__u32 net_state;	/* enum tether_net_state (atomic) */
+	__u64 egress_bytes;	/* bytes of the run's packets that cgroup_skb/egress saw (atomic) */
+	__u64 egress_max;	/* network_egress.max_bytes; 0: no cap */
+	/*
+	 * The controller's DNS proxy for this run, on 127.0.0.1 and ::1 (UDP
+	 * and TCP, host byte order).  DNS (port 53) to any address is sent
+	 * there instead.  0: no proxy, port 53 is decided like any other.
+	 */
+	__u16 dns_port4;
+	__u16 dns_port6;
+	/* packets to the run's sockets from peers no rule lists, dropped (atomic) */
+	__u32 ingress_dropped;
+};
+
+/*
+ * Address rules: longest-prefix matches on one address form for both
+ * families, IPv4 as IPv4-mapped IPv6 (::ffff:a.b.c.d), so "169.254.169.254"
+ * and "::ffff:169.254.169.254" are one rule whichever socket asks.
+ * prefixlen counts the run slot: 32 + address bits.
+ *
+ * The value holds every port the address may reach, per protocol, ports
+ * of enclosing blocks included (the loader merges them in): the longest
+ * match alone decides, so "10.0.0.0/8 port 80" next to "10.1.0.0/16 port
+ * 443" gives 10.1.x.x both ports.  Addresses that the DNS proxy admitted
+ * for a listed hostname are /128 entries with an expiry.
+ */
+#define TETHER_NET_PORT_RANGES	16
+struct tether_net_key {
+	__u32 prefixlen;
+	__u32 run_slot;
+	__u8 addr[16];
+};
+
+struct tether_port_range {
+	__u16 lo, hi;		/* inclusive, host byte order */
+};
+
+/* rule_id of an entry the DNS proxy admitted: this bit | host rule index. */
+#define TETHER_NET_RULE_HOST	0x80000000u
+
+struct tether_net_rule {
+	__u32 rule_id;		/* index of the address rule in the compiled policy */
+	__u16 tcp_count;	/* ranges used in tcp[] */
+	__u16 udp_count;
+	__u64 expires_ns;	/* CLOCK_BOOTTIME; 0: never (a policy rule) */
+	struct tether_port_range tcp[TETHER_NET_PORT_RANGES];
+	struct tether_port_range udp[TETHER_NET_PORT_RANGES];
+};
+
+/*
+ * Where a run's socket meant to send DNS before it was sent to the proxy:
+ * recvmsg and getpeername show this address instead of the proxy's, so
+ * resolvers that check who answered (glibc does) accept the reply.
+ */
+struct tether_dns_origin {
+	__u8 addr[16];		/* mapped form */
+	__u16 port;		/* network byte order */
+	__u16 family;		/* AF_INET or AF_INET6: the socket's */
 	__u32 reserved;
 };
 
@@ -153,7 +218,11 @@ struct tether_path_rule {
 	__u32 rule_id;		/* index of the rule in the compiled policy, for audit */
 };
 
-_Static_assert(sizeof(struct tether_run) == 32, "tether_run layout");
+_Static_assert(sizeof(struct tether_run) == 56, "tether_run layout");
+_Static_assert(sizeof(struct tether_net_key) == 24, "tether_net_key layout");
+_Static_assert(sizeof(struct tether_net_rule) == 16 + 8 * TETHER_NET_PORT_RANGES,
+	       "tether_net_rule layout");
+_Static_assert(sizeof(struct tether_dns_origin) == 24, "tether_dns_origin layout");
 _Static_assert(sizeof(struct tether_path_key) == 260, "tether_path_key layout");
 _Static_assert(sizeof(struct tether_path_key) - 4 <= 256, "LPM trie data limit");
 _Static_assert(sizeof(struct tether_path_rule) == 8, "tether_path_rule layout");

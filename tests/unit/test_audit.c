@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "bpf/abi/event.h"
 #include "bpf/abi/rules.h"
 #include "runtime/audit.h"
+#include "runtime/dnsproxy.h"
 
 static char *json(const char *s, size_t max)
 {
@@ -221,4 +224,137 @@ Test(audit, below_rule_paths_are_joined_to_the_rule)
 	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &st, &sb), 0);
 	cr_assert_not_null(strstr(sb.data, "\"path\":\"/a\","), "%s", sb.data);
 	sb_free(&sb);
+}
+
+static struct tether_net_event net_sample(void)
+{
+	struct tether_net_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.hdr.kind = TETHER_EVENT_NET;
+	ev.hdr.size = sizeof(ev);
+	ev.hdr.cgroup_id = 77;
+	ev.hdr.pid = 10;
+	ev.hdr.tgid = 9;
+	ev.hdr.seq = 2;
+	ev.op = TETHER_NET_CONNECT;
+	ev.decision = TETHER_DECISION_DENY;
+	ev.err = -1;
+	ev.reason = TETHER_REASON_DEFAULT_DENY;
+	ev.rule_id = TETHER_RULE_NONE;
+	ev.family = 10;
+	ev.type = 1;
+	ev.protocol = 6;
+	ev.port = 80;
+	/* ::ffff:169.254.169.254 is shown as the IPv4 address it is */
+	ev.addr[10] = ev.addr[11] = 0xff;
+	ev.addr[12] = 169, ev.addr[13] = 254, ev.addr[14] = 169, ev.addr[15] = 254;
+	strcpy(ev.comm, "curl");
+	return ev;
+}
+
+Test(audit, formats_net_records)
+{
+	const char *const nets[] = { "192.0.2.0/24" };
+	const char *const hosts[] = { "*.example.com" };
+	struct audit_stream st = { .run_id = "r", .net_rule_names = nets, .net_rule_count = 1,
+				   .host_rule_names = hosts, .host_rule_count = 1 };
+	struct tether_net_event ev = net_sample();
+	struct strbuf sb = { 0 };
+
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &st, &sb), 0);
+	cr_assert_not_null(strstr(sb.data, "\"run_id\":\"r\",\"kind\":\"net\",\"op\":\"connect\","
+					   "\"family\":\"inet6\",\"protocol\":\"tcp\",\"address\":"
+					   "\"169.254.169.254\",\"port\":80,\"decision\":\"deny\","
+					   "\"errno\":\"EPERM\",\"reason\":\"default_deny\",\"pid\":10,"
+					   "\"tgid\":9,\"uid\":0,\"comm\":\"curl\",\"cgroup_id\":77}"),
+			   "%s", sb.data);
+	sb_free(&sb);
+
+	/* allowed by a hostname's DNS answer: the name is in the record */
+	ev.decision = TETHER_DECISION_ALLOW;
+	ev.err = 0;
+	ev.reason = TETHER_REASON_RULE;
+	ev.rule_id = TETHER_NET_RULE_HOST | 0;
+	memset(ev.addr, 0, 16);
+	ev.addr[0] = 0x20, ev.addr[1] = 0x01, ev.addr[2] = 0x0d, ev.addr[3] = 0xb8, ev.addr[15] = 1;
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &st, &sb), 0);
+	cr_assert_not_null(strstr(sb.data, "\"address\":\"2001:db8::1\",\"port\":80,\"decision\":"
+					   "\"allow\",\"reason\":\"rule\",\"host_rule\":0,\"host\":"
+					   "\"*.example.com\",\"pid\":10"), "%s", sb.data);
+	sb_free(&sb);
+
+	/* a dropped packet has no task; a budget record carries the cap */
+	ev = net_sample();
+	ev.op = TETHER_NET_EGRESS_BUDGET;
+	ev.reason = TETHER_REASON_BUDGET;
+	ev.family = 2;
+	ev.bytes = 65536;
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &st, &sb), 0);
+	cr_assert_not_null(strstr(sb.data, "\"op\":\"egress_budget\",\"family\":\"inet\","
+					   "\"protocol\":\"tcp\",\"address\":\"169.254.169.254\","
+					   "\"port\":80,\"bytes\":65536,\"decision\":\"deny\",\"errno\":"
+					   "\"EPERM\",\"reason\":\"budget_exhausted\",\"cgroup_id\":77}"),
+			   "%s", sb.data);
+	sb_free(&sb);
+
+	/* a record of the wrong size is malformed, not read past its end */
+	ev.hdr.size = sizeof(ev) - 8;
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &st, &sb), -EBADMSG);
+	sb_free(&sb);
+}
+
+Test(audit, the_budget_record_marks_the_stream)
+{
+	struct tether_net_event ev = net_sample();
+	FILE *out = fopen("/dev/null", "w");
+	struct audit_stream st = { .run_id = "r", .out = out };
+
+	audit_handle_record(&st, &ev, sizeof(ev));
+	cr_expect_not(st.egress_exhausted);
+	ev.op = TETHER_NET_EGRESS_BUDGET;
+	audit_handle_record(&st, &ev, sizeof(ev));
+	cr_expect(st.egress_exhausted);
+	cr_expect_eq(st.records, 2);
+	fclose(out);
+}
+
+Test(audit, formats_dns_records_without_payloads)
+{
+	struct dns_addr answers[1] = { { .addr = { [10] = 0xff, [11] = 0xff, 192, 0, 2, 2 },
+					 .ttl = 60 } };
+	uint8_t lo[16] = { [10] = 0xff, [11] = 0xff, 127, 0, 0, 1 };
+	struct dns_event allowed = {
+		.kind = DNS_EV_ALLOWED, .name = "api.example.com", .qtype = 1,
+		.transport = IPPROTO_UDP, .addrs = answers, .addr_count = 1,
+	};
+	struct dns_event rebind = {
+		.kind = DNS_EV_REFUSED_ANSWER, .name = "rebind.example", .qtype = 1,
+		.transport = IPPROTO_TCP, .rcode = 5, .refused_addr = lo,
+		.refused_class = DNS_ADDR_LOOPBACK,
+	};
+	struct dns_event tunnel = {
+		.kind = DNS_EV_REFUSED_NAME, .name = "x\"y.example", .qtype = 16,
+		.transport = IPPROTO_UDP, .rcode = 5, .suspected_tunnel = true,
+	};
+	char *buf = NULL;
+	size_t len = 0;
+	struct audit_stream st = { .run_id = "r", .out = open_memstream(&buf, &len) };
+
+	cr_assert_eq(audit_write_dns_event(&st, &allowed), 0);
+	cr_assert_eq(audit_write_dns_event(&st, &rebind), 0);
+	cr_assert_eq(audit_write_dns_event(&st, &tunnel), 0);
+	fclose(st.out);
+	cr_expect_not_null(strstr(buf, "\"kind\":\"dns\",\"name\":\"api.example.com\",\"qtype\":"
+				       "\"A\",\"transport\":\"udp\",\"decision\":\"allow\",\"reason\":"
+				       "\"listed\",\"rcode\":\"NOERROR\",\"answers\":[{\"address\":"
+				       "\"192.0.2.2\",\"ttl\":60}]}\n"), "%s", buf);
+	cr_expect_not_null(strstr(buf, "\"name\":\"rebind.example\",\"qtype\":\"A\",\"transport\":"
+				       "\"tcp\",\"decision\":\"deny\",\"reason\":\"rebinding\","
+				       "\"rcode\":\"REFUSED\",\"refused_address\":\"127.0.0.1\","
+				       "\"refused_class\":\"loopback\"}\n"), "%s", buf);
+	cr_expect_not_null(strstr(buf, "\"name\":\"x\\\"y.example\",\"qtype\":\"TXT\",\"transport\":"
+				       "\"udp\",\"decision\":\"deny\",\"reason\":\"not_listed\","
+				       "\"rcode\":\"REFUSED\",\"suspected_tunnel\":true}\n"), "%s", buf);
+	free(buf);
 }

@@ -21,7 +21,14 @@
 
 #define GOLDEN_DIR "tests/policyc/golden"
 
-#define ACK "  acknowledge_unenforced: [filesystem.exec, network_egress.default]\n"
+/*
+ * Every gap of an earlier version that this one enforces.  An envelope may
+ * still acknowledge them; the acknowledgement is dropped.  No default is a gap
+ * in this version: BASE alone compiles.
+ */
+#define FORMER_GAPS                                                                   \
+	"  acknowledge_unenforced: [filesystem.exec, filesystem.deny, network_egress.default,\n" \
+	"    network_egress.max_bytes]\n"
 #define BASE                                  \
 	"sandbox:\n"                          \
 	"  filesystem:\n"                     \
@@ -245,7 +252,7 @@ static void expect_rules(const struct tp_policy *policy, const struct rule *rule
 
 Test(envelope, minimal_rules_root_readable_workspace_writable_not_executable)
 {
-	struct tp_policy *p = compile_text(BASE ACK);
+	struct tp_policy *p = compile_text(BASE);
 	static const struct rule rules[] = {
 		{ "/", R, SUB },
 		{ "/ws", R | W, SUB },
@@ -262,9 +269,8 @@ Test(envelope, minimal_rules_root_readable_workspace_writable_not_executable)
 		cr_expect(found, "%s", tp_system_software_trees[i]);
 	}
 	cr_expect_eq(p->path_rule_count, 2 + 8);
-	/* filesystem.exec in ACK is enforced now: dropped */
-	cr_expect_eq(p->gap_count, 1);
-	cr_expect_str_eq(p->gaps[0], "network_egress.default");
+	/* no acknowledge_unenforced, and no gap: the defaults are all enforced */
+	cr_expect_eq(p->gap_count, 0);
 	tp_policy_free(p);
 }
 
@@ -282,8 +288,7 @@ Test(envelope, grants_inherit_deny_and_inputs_cut_write_drops_exec)
 		"    write: [/tmp/scratch/**]\n"
 		"    deny: [src/keys/**]\n"
 		"    exec: [/usr/**, build/bin/**]\n"
-		"  acknowledge_unenforced: [filesystem.exec, network_egress.default, filesystem.deny,\n"
-		"                           filesystem.exact_paths]\n");
+		"  acknowledge_unenforced: [filesystem.exact_paths]\n");
 	static const struct rule rules[] = {
 		{ "/", R, SUB },			/* exec given: the root loses exec */
 		{ "/tmp/scratch", R | W, SUB },		/* writable: never executable */
@@ -307,7 +312,7 @@ Test(envelope, an_input_is_read_only_and_not_executable)
 {
 	/* inside an executable tree, so that the input's own rule shows */
 	struct tp_policy *p = compile_text(BASE
-		"    inputs: [{path: /opt/in}]\n" ACK);
+		"    inputs: [{path: /opt/in}]\n");
 	static const struct rule rules[] = {
 		{ "/", R, SUB },
 		{ "/opt/in", R, SUB },
@@ -322,8 +327,7 @@ Test(envelope, read_only_workspace_and_exact_grants)
 {
 	struct tp_policy *p = compile_text(BASE
 		"      write: [out.json]\n"
-		"  acknowledge_unenforced: [filesystem.exec, network_egress.default,\n"
-		"                           filesystem.exact_paths]\n");
+		"  acknowledge_unenforced: [filesystem.exact_paths]\n");
 	static const struct rule rules[] = {
 		{ "/", R, SUB },		/* the workspace, R like the root, is redundant */
 		{ "/ws/out.json", R | W, EXACT },
@@ -342,9 +346,10 @@ Test(envelope, destinations_limits_and_flags_compile_canonically)
 		"      - 192.0.2.0/24\n"
 		"      - \"[2001:db8::1]:8000-8100\"\n"
 		"      - {host: pypi.org, protocol: tcp}\n"
+		"    max_bytes: 100MiB\n"
 		"  resources: {cpu: 500m, memory_bytes: 4GiB, wall_clock: 1h30m}\n"
-		"  acknowledge_unenforced: [filesystem.exec, network_egress.default, resources.cpu,\n"
-		"    resources.memory_bytes, resources.wall_clock]\n");
+		"  acknowledge_unenforced: [resources.cpu, resources.memory_bytes,\n"
+		"    resources.wall_clock]\n");
 
 	cr_assert_eq(p->host_rule_count, 2);
 	cr_expect_str_eq(p->host_rules[0].name, "api.github.com");
@@ -366,15 +371,21 @@ Test(envelope, destinations_limits_and_flags_compile_canonically)
 	cr_expect_eq(p->limits[TP_LIMIT_MEMORY_BYTES], 4ull << 30);
 	cr_expect_eq(p->limits[TP_LIMIT_WALL_CLOCK_MS], 5400000);
 	cr_expect_eq(p->limits[TP_LIMIT_PROCESS_COUNT], 0);
+	cr_expect_eq(p->limits[TP_LIMIT_EGRESS_BYTES], 100ull << 20);
 	cr_expect(p->flags & TP_POLICY_VERIFY_PROCESS_TREE);
+	/* the limits' gaps, sorted; max_bytes is enforced and none */
+	cr_assert_eq(p->gap_count, 3);
+	cr_expect_str_eq(p->gaps[0], "resources.cpu");
+	cr_expect_str_eq(p->gaps[1], "resources.memory_bytes");
+	cr_expect_str_eq(p->gaps[2], "resources.wall_clock");
 	tp_policy_free(p);
 }
 
 /* mode: audit compiles, changes the digest, and diff calls it a widening. */
 Test(envelope, audit_mode_compiles_and_widens)
 {
-	struct tp_policy *enforce = compile_text(BASE ACK);
-	struct tp_policy *audit = compile_text(BASE "  mode: audit\n" ACK);
+	struct tp_policy *enforce = compile_text(BASE);
+	struct tp_policy *audit = compile_text(BASE "  mode: audit\n");
 	char *text = NULL;
 	size_t len = 0;
 	bool widened = false;
@@ -397,7 +408,7 @@ Test(envelope, connect_grants_reach_unix_sockets)
 {
 	struct tp_policy *p = compile_text(BASE
 		"    connect: [/run/dbus/**, sock/**]\n"
-		"    deny: [/run/dbus/private/**]\n" ACK);
+		"    deny: [/run/dbus/private/**]\n");
 	static const struct rule rules[] = {
 		{ "/", R, SUB },
 		{ "/run/dbus", R | C, SUB },
@@ -413,8 +424,9 @@ Test(envelope, connect_grants_reach_unix_sockets)
 /* Abstract socket names: sorted, in the digest, diffed as grants. */
 Test(envelope, abstract_sockets_compile_and_diff)
 {
-	struct tp_policy *none = compile_text(BASE ACK);
-	struct tp_policy *two = compile_text(BASE "    abstract_sockets: [zz, /tmp/.X11-unix/X0]\n" ACK);
+	struct tp_policy *none = compile_text(BASE);
+	struct tp_policy *two =
+		compile_text(BASE "    abstract_sockets: [zz, /tmp/.X11-unix/X0]\n");
 	struct tp_policy *back = NULL;
 	uint8_t *bytes = NULL;
 	char *text = NULL;
@@ -446,7 +458,7 @@ Test(envelope, rules_below_protected_paths_are_kept)
 {
 	struct tp_policy *p = compile_text(BASE
 		"    read: [/etc/shadow, /home/alice/project/**, /etc/ssh/**]\n"
-		"  acknowledge_unenforced: [network_egress.default, filesystem.exact_paths]\n");
+		"  acknowledge_unenforced: [filesystem.exact_paths]\n");
 	static const struct rule rules[] = {
 		{ "/", R, SUB },
 		{ "/etc/shadow", R, EXACT },
@@ -461,34 +473,95 @@ Test(envelope, rules_below_protected_paths_are_kept)
 
 Test(envelope, acknowledging_a_gap_that_does_not_apply_is_accepted_and_dropped)
 {
-	struct tp_policy *p = compile_text(BASE
-		"  acknowledge_unenforced: [resources.cpu, filesystem.exec, network_egress.default]\n");
+	struct tp_policy *p = compile_text(BASE "  identity: {uid: 10000}\n"
+		"  acknowledge_unenforced: [resources.cpu, filesystem.exec, identity.uid,\n"
+		"    network_egress.methods, identity.gid]\n");
 
-	/* resources.cpu: not set; filesystem.exec: enforced since issue 4 */
-	cr_expect_eq(p->gap_count, 1);
-	cr_expect_str_eq(p->gaps[0], "network_egress.default");
+	/* resources.cpu, network_egress.methods: not set; filesystem.exec: enforced since
+	 * issue 4; the uid's gaps stay, sorted */
+	cr_assert_eq(p->gap_count, 2);
+	cr_expect_str_eq(p->gaps[0], "identity.gid");
+	cr_expect_str_eq(p->gaps[1], "identity.uid");
 	tp_policy_free(p);
+}
+
+/*
+ * Default-deny egress, the destinations, DNS and the egress cap are enforced:
+ * an envelope that uses them and nothing else needs no acknowledge_unenforced.
+ */
+Test(envelope, network_egress_needs_no_acknowledgement)
+{
+	struct tp_policy *p = compile_text(BASE
+		"  network_egress:\n"
+		"    default: deny\n"
+		"    allowed_destinations: [api.github.com:443, 192.0.2.0/24]\n"
+		"    max_bytes: 1GiB\n"
+		"    dns: {upstream: [192.0.2.53], min_ttl: 10s, max_ttl: 10m}\n");
+
+	cr_expect_eq(p->gap_count, 0);
+	cr_expect_eq(p->limits[TP_LIMIT_EGRESS_BYTES], 1ull << 30);
+	cr_expect_eq(p->host_rule_count, 1);
+	cr_expect_eq(p->net_rule_count, 1);
+	cr_expect_eq(p->dns_ttl_min_s, 10);
+	cr_expect_eq(p->dns_ttl_max_s, 600);
+	tp_policy_free(p);
+}
+
+/*
+ * network_egress.default and network_egress.max_bytes were gaps of the
+ * previous version: an envelope written for it, which acknowledges them,
+ * still compiles, to the same policy as one that does not.
+ */
+Test(envelope, acknowledging_a_former_gap_is_accepted_and_dropped)
+{
+	static const char *const texts[][2] = {
+		{ BASE FORMER_GAPS, BASE },
+		{ BASE "  network_egress: {default: deny, max_bytes: 100MiB}\n"
+		  "  acknowledge_unenforced: [network_egress.max_bytes, network_egress.default]\n",
+		  BASE "  network_egress: {default: deny, max_bytes: 100MiB}\n" },
+		{ BASE "  resources: {cpu: 2}\n"
+		  "  acknowledge_unenforced: [network_egress.default, resources.cpu]\n",
+		  BASE "  resources: {cpu: 2}\n  acknowledge_unenforced: [resources.cpu]\n" },
+	};
+
+	for (size_t i = 0; i < sizeof(texts) / sizeof(*texts); i++) {
+		struct tp_policy *p = compile_text(texts[i][0]);
+		char *with = encode_hex(texts[i][0]), *without = encode_hex(texts[i][1]);
+
+		for (size_t g = 0; g < p->gap_count; g++)
+			cr_expect(strncmp(p->gaps[g], "network_egress.", 15) != 0, "%zu: %s", i,
+				  p->gaps[g]);
+		cr_expect_eq(p->gap_count, i == 2 ? 1 : 0, "%zu", i);
+		cr_expect_str_eq(with, without, "%zu:\n%s", i, texts[i][0]);
+		free(with);
+		free(without);
+		tp_policy_free(p);
+	}
 }
 
 /* ---- the digest ----------------------------------------------------------- */
 
-/* Each group: envelopes with one meaning, written differently. */
+/*
+ * Each group: envelopes with one meaning, written differently.  Acknowledging
+ * a former gap (FORMER_GAPS) is one more way of writing the same meaning.
+ */
 static const char *const same_meaning[][5] = {
 	{
-		BASE ACK,
+		BASE,
 		"# comment\n{sandbox: {acknowledge_unenforced: [network_egress.default,\n"
 		"  filesystem.exec], filesystem: {workspace: {path: '/ws/'}, root: read_only}}}\n",
 		"version: 1\nsandbox:\n  mode: enforce\n  filesystem:\n    root: read_only\n"
 		"    devices: []\n    workspace:\n      path: //ws/x/..\n      mode: existing\n"
 		"      write: ['**']\n    read: [/opt/**]\n  network_egress: {default: deny}\n"
 		"  workspace_lifetime: persistent\n  cleanup: {verify_process_tree: true}\n"
-		"  audit: {sink: stderr, fail_closed: false, record_allowed: false}\n" ACK,
+		"  audit: {sink: stderr, fail_closed: false, record_allowed: false}\n" FORMER_GAPS,
+		BASE "  acknowledge_unenforced: []\n",
 		NULL,
 	},
 	{
 		BASE "  resources:\n    memory_bytes: 4GiB\n    cpu: 0.5\n    wall_clock: 1h30m\n"
-		"  acknowledge_unenforced: [filesystem.exec, network_egress.default,\n"
-		"    resources.memory_bytes, resources.cpu, resources.wall_clock]\n",
+		"  acknowledge_unenforced: [resources.memory_bytes, resources.cpu,\n"
+		"    resources.wall_clock]\n",
 		BASE "  resources:\n    wall_clock: 90m\n    cpu: 500m\n    memory_bytes: 4294967296\n"
 		"  acknowledge_unenforced: [resources.wall_clock, resources.cpu, resources.memory_bytes,\n"
 		"    network_egress.default, filesystem.exec]\n",
@@ -499,31 +572,39 @@ static const char *const same_meaning[][5] = {
 	},
 	{
 		BASE "  network_egress:\n    allowed_destinations: [192.0.2.7, api.github.com:443,"
-		" \"2001:db8::/32\"]\n" ACK,
+		" \"2001:db8::/32\"]\n",
 		BASE "  network_egress:\n    allowed_destinations:\n      - 2001:DB8::/32\n"
-		"      - {host: API.github.com., ports: 443}\n      - ::ffff:192.0.2.7\n" ACK,
+		"      - {host: API.github.com., ports: 443}\n      - ::ffff:192.0.2.7\n"
+		FORMER_GAPS,
 		BASE "  network_egress:\n    allowed_destinations:\n      - \"2001:db8:0::/32\"\n"
-		"      - {cidr: 192.0.2.7/32, protocol: any}\n      - api.github.com:443-443\n" ACK,
+		"      - {cidr: 192.0.2.7/32, protocol: any}\n      - api.github.com:443-443\n",
+		NULL,
+	},
+	{
+		/* The egress cap: a size in any unit, acknowledged (as before) or not. */
+		BASE "  network_egress:\n    max_bytes: 100MiB\n",
+		BASE "  network_egress: {max_bytes: 104857600, default: deny}\n" FORMER_GAPS,
+		BASE "  network_egress:\n    max_bytes: 102400KiB\n"
+		"  acknowledge_unenforced: [network_egress.max_bytes]\n",
 		NULL,
 	},
 	{
 		/* Covered destinations add nothing; ranges and protocols merge. */
 		BASE "  network_egress:\n    allowed_destinations: [10.0.0.0/8, '1.2.3.4:80-81',"
-		" '*.x.com:443', {host: y.org, protocol: tcp}, {host: y.org, protocol: udp}]\n" ACK,
+		" '*.x.com:443', {host: y.org, protocol: tcp}, {host: y.org, protocol: udp}]\n",
 		BASE "  network_egress:\n    allowed_destinations: [10.1.0.0/16, 10.0.0.0/8,"
 		" '1.2.3.4:80', '1.2.3.4:81', '*.x.com:443', 'a.x.com:443', y.org,"
-		" '*.a.x.com:443']\n" ACK,
+		" '*.a.x.com:443']\n",
 		BASE "  network_egress:\n    allowed_destinations: ['10.0.0.0/8:1-100',"
 		" '10.0.0.0/8:90-65535', {cidr: 10.2.3.4, protocol: udp}, '1.2.3.4:81',"
 		" {cidr: 1.2.3.4, ports: 80, protocol: tcp}, {cidr: 1.2.3.4, ports: 80-81,"
-		" protocol: udp}, '*.x.com:443', {host: y.org, ports: 1-1000}, 'y.org:999-65535']\n"
-		ACK,
+		" protocol: udp}, '*.x.com:443', {host: y.org, ports: 1-1000},"
+		" 'y.org:999-65535']\n",
 		NULL,
 	},
 	{
 		BASE "  identity: {uid: 10000}\n"
-		"  acknowledge_unenforced: [filesystem.exec, network_egress.default, identity.uid,\n"
-		"    identity.gid]\n",
+		"  acknowledge_unenforced: [identity.uid, identity.gid]\n",
 		BASE "  identity: {gid: 10000, uid: 10000}\n"
 		"  acknowledge_unenforced: [filesystem.exec, network_egress.default, identity.uid,\n"
 		"    identity.gid]\n",
@@ -624,14 +705,22 @@ Test(envelope, any_change_of_meaning_changes_the_digest)
 
 Test(envelope, unacknowledged_gaps_are_errors_at_the_field)
 {
-	expect_error(BASE "  resources:\n    cpu: 2\n" ACK, 7, 5,
+	expect_error(BASE "  resources:\n    cpu: 2\n", 7, 5,
 		     "'resources.cpu' is not enforced by this version (cgroup v2 cpu.max is not set "
 		     "by this version); to run without it, list 'resources.cpu' under "
 		     "'acknowledge_unenforced'");
-	expect_error(BASE, 1, 1,
-		     "'network_egress.default' is not enforced by this version (the network is not "
-		     "confined by this version: a run can reach any destination); to run without it, "
-		     "list 'network_egress.default' under 'acknowledge_unenforced'");
+	/* the network's one gap left; acknowledging the former ones does not cover it */
+	expect_error(BASE "  network_egress:\n    allowed_destinations: [api.github.com:443]\n"
+		     "    methods: [GET]\n    max_bytes: 1GiB\n" FORMER_GAPS, 8, 5,
+		     "'network_egress.methods' is not enforced by this version (HTTP methods "
+		     "need an HTTP-aware proxy; tether filters addresses and ports only); to run "
+		     "without it, list 'network_egress.methods' under 'acknowledge_unenforced'");
+	/* gid's gap, which comes from its default (uid), is acknowledged; uid's own is not */
+	expect_error(BASE "  identity: {uid: 10000}\n  acknowledge_unenforced: [identity.gid]\n",
+		     6, 14,
+		     "'identity.uid' is not enforced by this version (runs keep the controller's "
+		     "uid (root) and capabilities); to run without it, list 'identity.uid' under "
+		     "'acknowledge_unenforced'");
 }
 
 Test(envelope, gaps_wait_until_the_keys_are_valid)
@@ -647,13 +736,10 @@ Test(envelope, gaps_wait_until_the_keys_are_valid)
 Test(envelope, conflicts_are_reported_at_the_later_entry)
 {
 	expect_error(BASE "    write: [/data/**]\n    deny: [/data/**]\n"
-		     "  acknowledge_unenforced: [filesystem.exec, network_egress.default, "
-		     "filesystem.deny]\n",
+		     "  acknowledge_unenforced: [filesystem.exec, filesystem.deny]\n",
 		     7, 12, "conflicting rules: '/data' is both granted ('filesystem.write') and "
 			    "denied ('filesystem.deny')");
-	expect_error(BASE "    deny: ['**']\n"
-		     "  acknowledge_unenforced: [filesystem.exec, network_egress.default, "
-		     "filesystem.deny]\n",
+	expect_error(BASE "    deny: ['**']\n",
 		     6, 12, "conflicting rules: '/ws' is both granted ('filesystem.workspace.write') "
 			    "and denied ('filesystem.deny')");
 }
@@ -691,7 +777,6 @@ Test(envelope, fifty_thousand_entries_are_checked_quickly, .timeout = 20)
 	len += (size_t)snprintf(text + len, cap - len, BASE "    read:\n");
 	for (size_t i = 0; i < n; i++)
 		len += (size_t)snprintf(text + len, cap - len, "      - /opt/d%zu/**\n", i % (n - 1));
-	len += (size_t)snprintf(text + len, cap - len, ACK);
 	cr_assert_eq(tp_envelope_parse("t.yaml", text, len, &env, &diags), -EINVAL);
 	cr_expect_eq(diags.count, 1);
 	cr_expect(strstr(diags.items[0].message, "listed twice"), "%s", diags.items[0].message);
@@ -720,12 +805,14 @@ static int load_through_file(const struct tp_policy *p, struct tp_policy **loade
 /* A compiled policy that drops a gap it needs (hand-made, or another version's) is refused. */
 Test(envelope, a_compiled_policy_without_a_needed_gap_is_refused)
 {
-	struct tp_policy *p = compile_text(BASE "  resources: {cpu: 2}\n"
-		"  acknowledge_unenforced: [filesystem.exec, network_egress.default, resources.cpu]\n");
+	struct tp_policy *p = compile_text(BASE "  network_egress: {methods: [GET]}\n"
+		"  resources: {cpu: 2}\n"
+		"  acknowledge_unenforced: [resources.cpu, network_egress.methods]\n");
 	struct tp_policy *loaded = NULL;
 
-	/* gaps are sorted: [network_egress.default, resources.cpu] */
+	/* gaps are sorted: [network_egress.methods, resources.cpu] */
 	cr_assert_eq(p->gap_count, 2);
+	cr_assert_str_eq(p->gaps[0], "network_egress.methods");
 	free(p->gaps[1]);
 	p->gap_count = 1;
 	cr_expect_eq(load_through_file(p, &loaded), -EINVAL);
@@ -782,7 +869,7 @@ Test(envelope, diff_goldens)
 /* A .tpol is held to the envelope's rules when loaded: a tampered rule is refused. */
 Test(envelope, a_compiled_policy_that_writes_a_kernel_tree_is_refused)
 {
-	struct tp_policy *p = compile_text(BASE ACK);
+	struct tp_policy *p = compile_text(BASE);
 	struct tp_policy *loaded = NULL;
 
 	/* "/", /bin ... /opt, /sbin, /usr, /ws: "/sys/fs/cgroup" sorts where "/sbin" is */
@@ -801,7 +888,7 @@ Test(envelope, a_compiled_policy_that_writes_a_kernel_tree_is_refused)
 /* ... and so is one that lists a gap this version does not have. */
 Test(envelope, a_compiled_policy_with_an_unknown_gap_is_refused)
 {
-	struct tp_policy *p = compile_text(BASE ACK);
+	struct tp_policy *p = compile_text(BASE);
 	struct tp_policy *loaded = NULL;
 	char **gaps;
 
@@ -816,15 +903,56 @@ Test(envelope, a_compiled_policy_with_an_unknown_gap_is_refused)
 	tp_policy_free(p);
 }
 
+/*
+ * ... and so is one that acknowledges a former gap: the previous version's
+ * policies all listed network_egress.default.  Recompiling the envelope drops
+ * it.
+ */
+Test(envelope, a_compiled_policy_with_a_former_gap_is_refused)
+{
+	static const char *const former[] = { "network_egress.default",
+					      "network_egress.max_bytes" };
+
+	for (size_t i = 0; i < sizeof(former) / sizeof(*former); i++) {
+		struct tp_policy *p = compile_text(BASE "  network_egress: {max_bytes: 1GiB}\n");
+		struct tp_policy *loaded = NULL;
+		char **gaps;
+
+		cr_assert_eq(p->gap_count, 0);
+		/* as compiled here, it loads */
+		cr_assert_eq(load_through_file(p, &loaded), 0, "%s",
+			     diags.count ? diags.items[0].message : "");
+		cr_expect_eq(loaded->limits[TP_LIMIT_EGRESS_BYTES], 1ull << 30);
+		tp_policy_free(loaded);
+		loaded = NULL;
+		gaps = realloc(p->gaps, sizeof(*gaps));
+		cr_assert_not_null(gaps);
+		p->gaps = gaps;
+		p->gaps[p->gap_count++] = strdup(former[i]);
+		cr_expect_eq(load_through_file(p, &loaded), -EINVAL);
+		cr_expect_null(loaded);
+		cr_assert_eq(diags.count, 1);
+		cr_expect(strstr(diags.items[0].message, "not a valid compiled policy: it "
+				 "acknowledges '") &&
+			  strstr(diags.items[0].message, former[i]) &&
+			  strstr(diags.items[0].message, "', which is not a gap of this version"),
+			  "%s", diags.items[0].message);
+		tp_diags_free(&diags);
+		tp_policy_free(p);
+	}
+}
+
 /* Every unacknowledged gap of a file is reported, not only the first. */
 Test(envelope, every_unacknowledged_gap_is_reported)
 {
-	const char *text = BASE "  resources: {cpu: 2, memory_bytes: 1GiB}\n";
+	const char *text = BASE "  network_egress: {methods: [GET], max_bytes: 1GiB}\n"
+		"  resources: {cpu: 2, memory_bytes: 1GiB}\n";
 	struct tp_envelope *env = NULL;
 
 	cr_assert_eq(tp_envelope_parse("t.yaml", text, strlen(text), &env, &diags), -EINVAL);
+	/* max_bytes is enforced: no diagnostic for it */
 	cr_assert_eq(diags.count, 3, "%s", diag_text());
-	cr_expect(strstr(diags.items[0].message, "'network_egress.default'"));
+	cr_expect(strstr(diags.items[0].message, "'network_egress.methods'"));
 	cr_expect(strstr(diags.items[1].message, "'resources.cpu'"));
 	cr_expect(strstr(diags.items[2].message, "'resources.memory_bytes'"));
 }

@@ -21,15 +21,15 @@
 #define INVALID_DIR "tests/policyc/invalid"
 #define EXAMPLES_DIR "examples"
 
-#define ACK "  acknowledge_unenforced: [filesystem.exec, network_egress.default]\n"
-#define ACK_FLOW "acknowledge_unenforced: [filesystem.exec, network_egress.default]"
-#define VALID                                   \
+/* The smallest valid envelope: every default is enforced, nothing to acknowledge. */
+#define MINIMAL                                 \
 	"sandbox:\n"                            \
 	"  filesystem:\n"                       \
 	"    root: read_only\n"                 \
 	"    workspace:\n"                      \
-	"      path: /tmp/tether-demo/workspace\n" \
-	ACK
+	"      path: /tmp/tether-demo/workspace\n"
+/* Six lines, so that what a test appends starts on line 7. */
+#define VALID MINIMAL "  network_egress: {default: deny}\n"
 
 /* What unknown-key messages list, per mapping. */
 #define SANDBOX_KEYS "mode, image_digest, runtime_revision, identity, filesystem, network_egress, resources, workspace_lifetime, artifacts, cleanup, audit, acknowledge_unenforced"
@@ -98,10 +98,17 @@ static char *repeat(const char *unit, size_t times)
 
 Test(policyc, minimal_envelope)
 {
-	cr_assert_eq(parse(VALID), 0);
+	cr_assert_eq(parse(MINIMAL), 0);
 	cr_assert_eq(diags.count, 0);
 	cr_assert_not_null(env);
 	cr_expect_str_eq(env->workspace_path, "/tmp/tether-demo/workspace");
+	cr_expect_eq(env->gap_count, 0);
+	tp_envelope_free(env);
+	env = NULL;
+	/* default-deny egress, written out, is enforced: no gap either */
+	cr_assert_eq(parse(VALID), 0);
+	cr_assert_eq(diags.count, 0);
+	cr_expect_eq(env->gap_count, 0);
 }
 
 Test(policyc, key_order_comments_and_styles_do_not_matter)
@@ -113,12 +120,12 @@ Test(policyc, key_order_comments_and_styles_do_not_matter)
 		 "    workspace:\n"
 		 "      # comment inside\n"
 		 "      path: '/tmp/tether-demo/workspace'\n"
-		 "    root: \"read_only\"\n" ACK),
+		 "    root: \"read_only\"\n"),
 		"{sandbox: {filesystem: {workspace: {path: /tmp/tether-demo/workspace}, root: read_only},"
-		" acknowledge_unenforced: [network_egress.default, filesystem.exec]}}",
+		" network_egress: {default: deny}}}",
 		("%YAML 1.1\n---\n" VALID "...\n"),
 		("sandbox:\n  filesystem:\n    root: !!str read_only\n"
-		 "    workspace: !!map {path: /tmp/tether-demo/workspace}\n" ACK),
+		 "    workspace: !!map {path: /tmp/tether-demo/workspace}\n"),
 	};
 
 	for (size_t i = 0; i < sizeof(texts) / sizeof(*texts); i++) {
@@ -133,7 +140,7 @@ Test(policyc, key_order_comments_and_styles_do_not_matter)
 Test(policyc, workspace_path_is_normalised)
 {
 	cr_assert_eq(parse("sandbox:\n  filesystem:\n    root: read_only\n"
-			   "    workspace:\n      path: /tmp//ws/./a/../b/\n" ACK), 0);
+			   "    workspace:\n      path: /tmp//ws/./a/../b/\n"), 0);
 	cr_expect_str_eq(env->workspace_path, "/tmp/ws/b");
 }
 
@@ -145,7 +152,7 @@ Test(policyc, workspace_path_length_limit_applies_after_normalisation)
 	char text[1024];
 
 	snprintf(text, sizeof(text),
-		 "sandbox: {filesystem: {root: read_only, workspace: {path: /%s}}, " ACK_FLOW "}",
+		 "sandbox: {filesystem: {root: read_only, workspace: {path: /%s}}}",
 		 longest);
 	cr_assert_eq(parse(text), 0);
 	cr_expect_eq(strlen(env->workspace_path), 251);
@@ -154,7 +161,7 @@ Test(policyc, workspace_path_length_limit_applies_after_normalisation)
 
 	/* 651 bytes as written, 251 after normalisation: accepted. */
 	snprintf(text, sizeof(text),
-		 "sandbox: {filesystem: {root: read_only, workspace: {path: %s/%s}}, " ACK_FLOW "}",
+		 "sandbox: {filesystem: {root: read_only, workspace: {path: %s/%s}}}",
 		 padded, longest);
 	cr_assert_eq(parse(text), 0);
 	cr_expect_eq(strlen(env->workspace_path), 251);

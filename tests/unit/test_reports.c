@@ -50,8 +50,8 @@ static void *grow(void *items, size_t count, size_t size)
 /*
  * What every policy the compiler produces has: the workspace, the process
  * tree verified, the default DNS TTLs.  No rules and no gaps: the callers add
- * them (network_egress.default is the one gap every compiled policy of this
- * version has).
+ * them (no default is a gap in this version: network_egress.default is
+ * enforced).
  */
 static struct tp_policy *policy_new(const char *workspace)
 {
@@ -159,7 +159,6 @@ static struct tp_policy *workspace_policy(const char *writable)
 	add_subtree(p, "/", R | X);
 	add_subtree(p, "/ws", R);
 	add_subtree(p, writable, R | W);
-	add_gap(p, "network_egress.default");
 	return p;
 }
 
@@ -266,12 +265,21 @@ static const char rows_f_min[] =
 	"unless exec names it (W^X)\n"
 	"  enforced                     filesystem.devices: BPF-LSM file_open by device number "
 	"(null, zero, full, random, urandom, tty, ptmx, the ptys the run allocated) and path_mknod: "
-	"no other device can be opened or created\n"
+	"no other device can be opened or created\n";
+
+/* Default-deny egress: a row of every policy. */
+#define ROW_N_DEFAULT                                                                            \
+	"  enforced                     network_egress.default: cgroup connect4/6 and sendmsg4/6 " \
+	"refuse (EPERM) every destination no rule lists, loopback and link-local included, and "   \
+	"cgroup_skb/egress drops every other packet of the run (ICMP, IP options, IPv6 routing "   \
+	"headers)"
+
+/* N for every policy: the socket families and default-deny egress. */
+static const char rows_n_min[] =
 	"N: network egress\n"
 	"  enforced                     @socket_families: BPF-LSM socket_create and capable: only "
 	"unix, TCP, UDP and netlink route sockets, and no CAP_NET_ADMIN (links, routes, qdiscs)\n"
-	"  NOT ENFORCED (acknowledged)  network_egress.default: the network is not confined by "
-	"this version: a run can reach any destination\n";
+	ROW_N_DEFAULT "\n";
 
 static const char rows_t_c[] =
 	"T: workspace lifetime, cleanup and remanence\n"
@@ -314,7 +322,6 @@ static struct tp_policy *minimal_policy(void)
 
 	add_subtree(p, "/", R | X);
 	add_subtree(p, "/ws", R | W);
-	add_gap(p, "network_egress.default");
 	return p;
 }
 
@@ -324,7 +331,7 @@ static struct tp_policy *full_policy(void)
 	static const char *const gaps[] = {
 		"image_digest", "identity.uid", "identity.gid", "filesystem.inputs.digest",
 		"filesystem.workspace.source", "filesystem.workspace.mode",
-		"filesystem.workspace.max_bytes", "network_egress.default", "network_egress.methods", "network_egress.max_bytes",
+		"filesystem.workspace.max_bytes", "network_egress.methods",
 		"resources.cpu", "resources.memory_bytes", "resources.process_count",
 		"resources.disk_bytes", "resources.open_files", "resources.output_bytes",
 		"resources.wall_clock", "workspace_lifetime", "artifacts", "cleanup.lease",
@@ -415,20 +422,20 @@ Test(reports, report_minimal)
 	struct tp_policy *p = minimal_policy();
 	char *body;
 
+	/* no gap at all: network egress is confined by default, so N holds */
 	cr_assert_geq(asprintf(&body,
-			       "%s%s"
+			       "%s%s%s"
 			       "I: workload identity and credentials\n"
 			       "  nothing set by this policy\n"
 			       "R: resource control\n"
 			       "  nothing set by this policy\n"
 			       "%s\n"
-			       "acknowledged gaps:\n"
-			       "  network_egress.default\n"
+			       "acknowledged gaps: none\n"
 			       "other fields not enforced:\n"
 			       "  @capabilities\n"
-			       "guarantee holds for: P F T C; does not hold for: K N; "
+			       "guarantee holds for: P F N T C; does not hold for: K; "
 			       "not claimed by this policy: I R\n",
-			       rows_k, rows_f_min, rows_t_c),
+			       rows_k, rows_f_min, rows_n_min, rows_t_c),
 		      0);
 	expect_report(p, body);
 	free(body);
@@ -444,9 +451,25 @@ Test(reports, report_full)
 				 "the policy, its digest and the run record"));
 	cr_expect(has_line(text, "  NOT ENFORCED (acknowledged)  resources.cpu: cgroup v2 cpu.max "
 				 "is not set by this version"));
-	cr_expect(has_line(text, "  NOT ENFORCED                 "
-				 "network_egress.allowed_destinations: grants; meaningful once "
-				 "network_egress.default is enforced"));
+	/* the network rows: enforced, but for the methods filter (an acknowledged gap) */
+	cr_expect(has_line(text, ROW_N_DEFAULT), "%s", text);
+	cr_expect(has_line(text, "  enforced                     "
+				 "network_egress.allowed_destinations: address blocks and ports "
+				 "per protocol in an LPM trie keyed by run, IPv4 as IPv4-mapped "
+				 "IPv6; hostnames through the run's DNS proxy"), "%s", text);
+	cr_expect(has_line(text, "  enforced                     network_egress.dns: DNS (port "
+				 "53) to any address goes to the controller's proxy: listed names "
+				 "are asked upstream and their answers allowed until the TTL ends, "
+				 "others are REFUSED; answers in loopback or private ranges are "
+				 "refused unless an address rule covers them, link-local and "
+				 "metadata answers always"), "%s", text);
+	cr_expect(has_line(text, "  enforced                     network_egress.max_bytes: "
+				 "cgroup_skb/egress counts the run's packets and drops them past "
+				 "the cap; the controller ends the run (budget_exhausted)"),
+		  "%s", text);
+	cr_expect(has_line(text, "  NOT ENFORCED (acknowledged)  network_egress.methods: HTTP "
+				 "methods need an HTTP-aware proxy; tether filters addresses and "
+				 "ports only"), "%s", text);
 	cr_expect(has_line(text, "  enforced                     filesystem.inputs.path: BPF-LSM: "
 				 "a rule without write access at the input's path"));
 	cr_expect(has_line(text, "  enforced                     audit.record_allowed: records "
@@ -465,7 +488,12 @@ Test(reports, report_full)
 	/* read grants survive compilation only below a deny: none here */
 	cr_expect(!strstr(text, "filesystem.read:"));
 	cr_expect(has_line(text, "other fields not enforced:"));
-	cr_expect(has_line(text, "  network_egress.dns"));
+	/* dns is enforced now: not among the other fields, nor an acknowledged gap */
+	cr_expect(!has_line(text, "  network_egress.dns"), "%s", text);
+	cr_expect(!has_line(text, "  network_egress.default"), "%s", text);
+	cr_expect(!has_line(text, "  network_egress.max_bytes"), "%s", text);
+	cr_expect(has_line(text, "  network_egress.methods"), "%s", text);
+	/* N fails on the methods gap alone */
 	cr_expect(has_line(text, "guarantee holds for: P C; does not hold for: K F N I R T"), "%s",
 		  text);
 	free(text);
@@ -519,7 +547,10 @@ Test(reports, report_audit_mode)
 	verdict_terms(text, "; does not hold for: ", fails);
 	verdict_terms(text, "; not claimed by this policy: ", unclaimed);
 	cr_expect(strchr(holds, 'T'), "%s", text);
-	cr_expect(strchr(fails, 'K') && strchr(fails, 'N') && strchr(fails, 'C'), "%s", text);
+	cr_expect(strchr(fails, 'K') && strchr(fails, 'C'), "%s", text);
+	/* network rules do not relax in audit mode: N still holds */
+	cr_expect(strchr(holds, 'N') && !strchr(fails, 'N'), "%s", text);
+	cr_expect(has_line(text, ROW_N_DEFAULT), "%s", text);
 	cr_expect(!strchr(holds, 'C'), "%s", text);
 	cr_expect_str_eq(unclaimed, "IR", "%s", text);
 	/* reads and execs only record in audit mode: F does not hold; writes and P still do */
@@ -535,6 +566,75 @@ Test(reports, report_audit_mode)
 		  "%s", text);
 	free(text);
 	tp_policy_free(p);
+}
+
+/*
+ * The network rows a policy brings: default-deny always; the destinations
+ * row with any destination; the DNS row with a hostname (the proxy is what
+ * admits its addresses) or a dns key; the byte cap only when set.  None of
+ * them needs a gap, so N holds.
+ */
+Test(reports, report_network_rows_follow_the_policy)
+{
+	struct tp_policy *cidr = minimal_policy(), *host = minimal_policy();
+	struct tp_policy *ttl = minimal_policy(), *capped = minimal_policy();
+	struct tp_policy *methods = minimal_policy();
+	char holds[9], fails[9];
+	char *text;
+
+	add_net4(cidr, 192, 0, 2, 0, 24, 443, 443, TP_PROTO_TCP);
+	text = report_text(cidr);
+	cr_expect(has_line(text, ROW_N_DEFAULT), "%s", text);
+	cr_expect(strstr(text, "\n  enforced                     "
+			       "network_egress.allowed_destinations: "), "%s", text);
+	cr_expect(!strstr(text, "network_egress.dns"), "%s", text);
+	cr_expect(!strstr(text, "network_egress.max_bytes"), "%s", text);
+	cr_expect(has_line(text, "acknowledged gaps: none"), "%s", text);
+	verdict_terms(text, "guarantee holds for: ", holds);
+	verdict_terms(text, "; does not hold for: ", fails);
+	cr_expect(strchr(holds, 'N') && !strchr(fails, 'N'), "%s", text);
+	free(text);
+
+	add_host(host, "api.github.com", 443, 443, TP_PROTO_ANY);
+	text = report_text(host);
+	cr_expect(strstr(text, "\n  enforced                     network_egress.dns: "), "%s",
+		  text);
+	free(text);
+
+	ttl->dns_ttl_max_s = 60;
+	text = report_text(ttl);
+	cr_expect(strstr(text, "\n  enforced                     network_egress.dns: "), "%s",
+		  text);
+	cr_expect(!strstr(text, "network_egress.allowed_destinations"), "%s", text);
+	free(text);
+
+	capped->limits[TP_LIMIT_EGRESS_BYTES] = 100ull << 20;
+	text = report_text(capped);
+	cr_expect(has_line(text, "  enforced                     network_egress.max_bytes: "
+				 "cgroup_skb/egress counts the run's packets and drops them past "
+				 "the cap; the controller ends the run (budget_exhausted)"),
+		  "%s", text);
+	cr_expect(has_line(text, "acknowledged gaps: none"), "%s", text);
+	verdict_terms(text, "guarantee holds for: ", holds);
+	cr_expect(strchr(holds, 'N'), "%s", text);
+	free(text);
+
+	/* the one network gap left: N does not hold */
+	add_strv(&methods->methods, &methods->method_count, "GET");
+	add_gap(methods, "network_egress.methods");
+	text = report_text(methods);
+	cr_expect(has_line(text, "  NOT ENFORCED (acknowledged)  network_egress.methods: HTTP "
+				 "methods need an HTTP-aware proxy; tether filters addresses and "
+				 "ports only"), "%s", text);
+	verdict_terms(text, "; does not hold for: ", fails);
+	cr_expect(strchr(fails, 'N'), "%s", text);
+	free(text);
+
+	tp_policy_free(cidr);
+	tp_policy_free(host);
+	tp_policy_free(ttl);
+	tp_policy_free(capped);
+	tp_policy_free(methods);
 }
 
 /* A policy that is not canonical has no digest, and so no report. */
@@ -614,12 +714,10 @@ Test(reports, explain_minimal)
 		       "may connect to unix sockets bound in:\n"
 		       "  nothing\n"
 		       "may reach:\n"
-		       "  nothing: no destination is allowed\n"
-		       "  NOT ENFORCED (acknowledged): the network is not confined by this "
-		       "version: a run can reach any destination\n",
-		       "not enforced by this version (acknowledged):\n"
-		       "  network_egress.default: the network is not confined by this version: a "
-		       "run can reach any destination\n");
+		       "  nothing: every destination is refused, loopback and link-local "
+		       "included, and no ICMP is sent\n"
+		       "  names: none resolve: the run's DNS proxy refuses every name\n",
+		       "not enforced by this version (acknowledged): nothing\n");
 	tp_policy_free(p);
 }
 
@@ -634,6 +732,11 @@ Test(reports, explain_full)
 	cr_expect(has_line(end, "  resources.cpu: cgroup v2 cpu.max is not set by this version"));
 	cr_expect(has_line(end, "  workspace_lifetime: one_run: the workspace is not deleted when "
 				"the run ends"));
+	cr_expect(has_line(end, "  network_egress.methods: HTTP methods need an HTTP-aware proxy; "
+				"tether filters addresses and ports only"));
+	/* enforced now: neither is a gap */
+	cr_expect(!strstr(end, "network_egress.default"), "%s", end);
+	cr_expect(!strstr(end, "network_egress.max_bytes"), "%s", end);
 	*end = '\0';
 	expect_text(text,
 		    "may read:\n"
@@ -657,9 +760,14 @@ Test(reports, explain_full)
 		    "  198.51.100.7:8000-8100\n"
 		    "  [2001:db8::1]:443\n"
 		    "  [2001:db8:53::/48]:53 (udp only)\n"
+		    "  nothing else: every other destination is refused, loopback and link-local "
+		    "included, and no ICMP is sent\n"
+		    "  names: only the names above resolve (the run's DNS proxy refuses others); "
+		    "an answer's addresses are reachable on that name's ports until its TTL, "
+		    "held within 5s..1h, ends\n"
 		    "  HTTP methods: GET, HEAD\n"
-		    "  NOT ENFORCED (acknowledged): the network is not confined by this version: a "
-		    "run can reach any destination\n"
+		    "  NOT ENFORCED (acknowledged): HTTP methods need an HTTP-aware proxy; tether "
+		    "filters addresses and ports only\n"
 		    "may consume:\n"
 		    "  cpu: 2 (not enforced)\n"
 		    "  memory: 4GiB (not enforced)\n"
@@ -669,7 +777,7 @@ Test(reports, explain_full)
 		    "  output: 16MiB (not enforced)\n"
 		    "  wall clock: 10m (not enforced)\n"
 		    "  workspace size: 2GiB (not enforced)\n"
-		    "  network egress: 100MiB (not enforced)\n"
+		    "  network egress: 100MiB\n"
 		    "leaves behind:\n"
 		    "  workspace /ws: deleted when the run ends (not enforced)\n"
 		    "  starts from: an overlay of /srv/repos/web-app (not enforced)\n"
@@ -710,8 +818,48 @@ Test(reports, explain_nested_regions)
 		       "may connect to unix sockets bound in:\n"
 		       "  nothing\n"
 		       "may reach:\n"
-		       "  nothing: no destination is allowed\n",
+		       "  nothing: every destination is refused, loopback and link-local "
+		       "included, and no ICMP is sent\n"
+		       "  names: none resolve: the run's DNS proxy refuses every name\n",
 		       "not enforced by this version (acknowledged): nothing\n");
+	tp_policy_free(p);
+}
+
+/*
+ * Addresses alone: no name resolves.  A hostname brings the names line with
+ * the policy's own TTL bounds.  A byte cap is enforced: no "(not enforced)".
+ */
+Test(reports, explain_network)
+{
+	struct tp_policy *p = minimal_policy();
+	char *text;
+
+	add_net4(p, 192, 0, 2, 0, 24, 443, 443, TP_PROTO_TCP);
+	p->limits[TP_LIMIT_EGRESS_BYTES] = 100ull << 20;
+	text = explain_text(p);
+	cr_expect(strstr(text, "may reach:\n"
+			       "  192.0.2.0/24:443 (tcp only)\n"
+			       "  nothing else: every other destination is refused, loopback and "
+			       "link-local included, and no ICMP is sent\n"
+			       "  names: none resolve: the run's DNS proxy refuses every name\n"
+			       "may consume:\n"), "%s", text);
+	cr_expect(has_line(text, "  network egress: 100MiB"), "%s", text);
+	free(text);
+
+	add_host(p, "*.example.com", 1, 65535, TP_PROTO_ANY);
+	p->dns_ttl_min_s = 30;
+	p->dns_ttl_max_s = 600;
+	text = explain_text(p);
+	cr_expect(strstr(text, "may reach:\n"
+			       "  *.example.com\n"
+			       "  192.0.2.0/24:443 (tcp only)\n"
+			       "  nothing else: every other destination is refused, loopback and "
+			       "link-local included, and no ICMP is sent\n"
+			       "  names: only the names above resolve (the run's DNS proxy refuses "
+			       "others); an answer's addresses are reachable on that name's ports "
+			       "until its TTL, held within 30s..10m, ends\n"
+			       "may consume:\n"), "%s", text);
+	free(text);
 	tp_policy_free(p);
 }
 
@@ -799,6 +947,18 @@ Test(reports, diff_limits)
 		    "narrowed: resources.process_count 64 (was: unlimited)\n"
 		    "narrowed: resources.wall_clock 10m (was: 1h)\n",
 		    true);
+	tp_policy_free(a);
+	tp_policy_free(b);
+}
+
+/* The egress cap is a limit like any other, and no longer a gap: no gap line. */
+Test(reports, diff_egress_cap)
+{
+	struct tp_policy *a = minimal_policy(), *b = minimal_policy();
+
+	a->limits[TP_LIMIT_EGRESS_BYTES] = 100ull << 20;
+	expect_diff(a, b, "widened: network_egress.max_bytes unlimited (was: 100MiB)\n", true);
+	expect_diff(b, a, "narrowed: network_egress.max_bytes 100MiB (was: unlimited)\n", false);
 	tp_policy_free(a);
 	tp_policy_free(b);
 }
@@ -961,7 +1121,6 @@ static struct tp_policy *exact_grant_policy(bool carve_out, uint32_t exact_acces
 	if (carve_out)
 		add_subtree(p, "/ws/z/a/secrets", 0);
 	add_gap(p, "filesystem.exact_paths");
-	add_gap(p, "network_egress.default");
 	return p;
 }
 

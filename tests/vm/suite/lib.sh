@@ -17,7 +17,6 @@ sandbox:
     root: read_only
     workspace:
       path: $2
-  acknowledge_unenforced: [network_egress.default]
 EOT
 }
 

@@ -22,7 +22,10 @@ sandbox:
       path: $W
       write: [rw/**]
     deny: [rw/keys/**, rw/deep/secret/**]
-  acknowledge_unenforced: [network_egress.default]
+  resources: {cpu: 1}
+  # resources.cpu is a gap of this version; network_egress.default was one
+  # and is accepted (and dropped) for envelopes written then
+  acknowledge_unenforced: [resources.cpu, network_egress.default]
 EOT
 # Compiled (sorted by path): 0 "/" R, 1-7 /bin /lib /lib32 /lib64 /libx32
 # /opt /sbin RX, 8 $W/rw RW, 9 $W/rw/deep/secret -, 10 $W/rw/keys -, 11 /usr RX.
@@ -91,7 +94,6 @@ sandbox:
     workspace:
       path: $W
     write: [/srv/link/sub/**]
-  acknowledge_unenforced: [network_egress.default]
 EOT
 tether run --envelope "$T/link.yaml" --run-id r9 -- /bin/sh -c "echo x > /srv/target/sub-x" \
 	2> "$T/r9.err"
@@ -112,7 +114,6 @@ sandbox:
     workspace:
       path: $W
     write: [/srv/rules-logs/**]
-  acknowledge_unenforced: [network_egress.default]
 EOT
 tether run --envelope "$T/logs.yaml" --run-id r10 --audit /srv/rules-logs/a.jsonl -- /bin/true \
 	2> "$T/r10.err"
@@ -133,7 +134,7 @@ tether run --envelope "$T/rules.tpol" --run-id r8 --audit "$T/r8.audit" -- /bin/
 	"$BIN/fsprobe ok write $W/rw/from-tpol && $BIN/fsprobe EACCES write $W/top2"
 RC=$?
 if [ "$RC" -eq 0 ] && [ -n "$digest" ] &&
-	grep -q "\"event\":\"start\".*\"mode\":\"enforce\",.*\"policy_digest\":\"$digest\",\"unenforced\":\[\"network_egress.default\"\]" "$T/r8.audit"; then
+	grep -q "\"event\":\"start\".*\"mode\":\"enforce\",.*\"policy_digest\":\"$digest\",\"unenforced\":\[\"resources.cpu\"\]" "$T/r8.audit"; then
 	pass "a run from a compiled policy enforces it; its start record names the digest and gaps"
 else
 	fail "run from tpol" "exit $RC, digest '$digest': $(grep '"start"' "$T/r8.audit")"

@@ -1,0 +1,696 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Network egress: cgroup-BPF programs, attached once to the parent of every
+ * run cgroup (<cgroup2>/tether), so they cost nothing outside runs.
+ *
+ *   connect4/6, sendmsg4/6  the destination (address, port, protocol) must
+ *                           match an address rule of the run (net_rules); a
+ *                           refused client gets EPERM.  DNS (port 53, TCP or
+ *                           UDP, any address) goes to the run's DNS proxy.
+ *   recvmsg4/6,             replies from the DNS proxy show the address the
+ *   getpeername4/6          client asked, which resolvers check.
+ *   cgroup_skb/egress       the backstop: every packet of the run is checked
+ *                           the same way, whatever sent it (ping sockets,
+ *                           io_uring, fast open, already-connected sockets),
+ *                           and counted against network_egress.max_bytes.
+ *   sock_create             the BPF-LSM socket_create allow list, again, for
+ *                           inet sockets: a kernel without BPF-LSM still
+ *                           refuses raw sockets to runs.
+ *
+ * Which run: the sock_addr and sock_create programs run in the calling
+ * task's context (current_run()); cgroup_skb may run in softirq context
+ * (retransmits, ACKs), so it uses the socket's cgroup.
+ *
+ * Network rules do not relax in `mode: audit`: an egress refused is data
+ * that never left, and it protects more than the policy under trial.
+ */
+#include "bpf/common.bpf.h"
+#include <bpf/bpf_endian.h>
+
+#define AF_INET		2
+#define AF_INET6	10
+#define ETH_P_IP	0x0800
+#define ETH_P_IPV6	0x86DD
+#define IPPROTO_HOPOPTS	0
+#define IPPROTO_ICMP	1
+#define IPPROTO_TCP	6
+#define IPPROTO_UDP	17
+#define IPPROTO_ROUTING	43
+#define IPPROTO_FRAGMENT 44
+#define IPPROTO_ICMPV6	58
+#define IPPROTO_DSTOPTS	60
+#define SOCK_STREAM	1
+#define SOCK_DGRAM	2
+#define DNS_PORT	53
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 262144);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct tether_net_key);
+	__type(value, struct tether_net_rule);
+} net_rules SEC(".maps");
+
+/*
+ * Per socket, so that it lives and dies with the socket: no run can evict
+ * another's (a shared LRU map could be flushed by one run's new sockets).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct tether_dns_origin);
+} dns_origins SEC(".maps");
+
+/*
+ * The last destination cgroup_skb/egress allowed for a socket.  A run's
+ * rules only grow while it lives (DNS answers add addresses, nothing is
+ * taken away before the run ends, and the packet hook does not look at
+ * expiry), so an allowed destination stays allowed: a UDP socket's
+ * datagrams to one destination skip the trie after the first.
+ */
+struct egress_seen {
+	__u64 addr[2];
+	__u16 port;
+	__u16 protocol;
+	__u32 valid;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct egress_seen);
+} egress_seen SEC(".maps");
+
+static __always_inline bool port_in(const struct tether_port_range *r, __u16 count, __u16 port)
+{
+	for (int i = 0; i < TETHER_NET_PORT_RANGES; i++) {
+		if (i >= count)
+			break;
+		if (port >= r[i].lo && port <= r[i].hi)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The decision on one destination: TETHER_REASON_RULE (allowed, *rule_id
+ * set) or the reason for refusing.  Only TCP and UDP can be granted.
+ * Expiry is checked for new connections and datagrams; the packet backstop
+ * keeps passing an address the run was granted until the controller
+ * removes it, so established connections outlive a DNS TTL.
+ */
+static __always_inline __u32 decide(const struct tether_run *run, const __u8 *addr, __u16 protocol,
+				    __u16 port, bool check_expiry, __u32 *rule_id)
+{
+	struct tether_net_key key = { .prefixlen = 32 + 128, .run_slot = run->run_slot };
+	struct tether_net_rule *rule;
+	bool ok, expired = false;
+
+	*rule_id = TETHER_RULE_NONE;
+	if (protocol != IPPROTO_TCP && protocol != IPPROTO_UDP)
+		return TETHER_REASON_FORBIDDEN;
+	__builtin_memcpy(key.addr, addr, 16);
+	rule = bpf_map_lookup_elem(&net_rules, &key);
+	if (!rule)
+		return TETHER_REASON_DEFAULT_DENY;
+	if (check_expiry && rule->expires_ns && bpf_ktime_get_boot_ns() > rule->expires_ns) {
+		/*
+		 * An expired DNS admission is a /128: what the blocks around it
+		 * allow on their own still holds.  A lookup one bit shorter
+		 * finds the longest of them.
+		 */
+		key.prefixlen = 32 + 127;
+		rule = bpf_map_lookup_elem(&net_rules, &key);
+		if (!rule || rule->expires_ns)
+			return TETHER_REASON_EXPIRED;
+		expired = true;
+	}
+	if (protocol == IPPROTO_TCP)
+		ok = port_in(rule->tcp, rule->tcp_count, port);
+	else
+		ok = port_in(rule->udp, rule->udp_count, port);
+	if (!ok)
+		return expired ? TETHER_REASON_EXPIRED : TETHER_REASON_DEFAULT_DENY;
+	*rule_id = rule->rule_id;
+	return TETHER_REASON_RULE;
+}
+
+static __always_inline void mapped4(__u8 *addr, __u32 ip4_be)
+{
+	__builtin_memset(addr, 0, 10);
+	addr[10] = 0xff;
+	addr[11] = 0xff;
+	__builtin_memcpy(addr + 12, &ip4_be, 4);
+}
+
+static __always_inline bool is_mapped(const __u8 *addr)
+{
+	for (int i = 0; i < 10; i++)
+		if (addr[i])
+			return false;
+	return addr[10] == 0xff && addr[11] == 0xff;
+}
+
+static __always_inline bool is_loopback4(const __u8 *addr)
+{
+	return is_mapped(addr) && addr[12] == 127 && !addr[13] && !addr[14] && addr[15] == 1;
+}
+
+static __always_inline bool is_loopback6(const __u8 *addr)
+{
+	for (int i = 0; i < 15; i++)
+		if (addr[i])
+			return false;
+	return addr[15] == 1;
+}
+
+/* The destination of a sock_addr context, in the mapped form. */
+static __always_inline void ctx_addr(struct bpf_sock_addr *ctx, bool v6, __u8 *addr)
+{
+	if (!v6) {
+		mapped4(addr, ctx->user_ip4);
+	} else {
+		__u32 w[4];
+
+		w[0] = ctx->user_ip6[0];
+		w[1] = ctx->user_ip6[1];
+		w[2] = ctx->user_ip6[2];
+		w[3] = ctx->user_ip6[3];
+		__builtin_memcpy(addr, w, 16);
+	}
+}
+
+static __always_inline void record_sock(struct tether_run *run, __u64 cgid, __u32 op, __s32 err,
+					__u32 reason, __u32 rule_id, __u16 family, __u16 type,
+					__u16 protocol, __u16 port, const __u8 *addr, __u32 flags)
+{
+	struct tether_net_event *ev = audit_reserve(run, sizeof(*ev));
+
+	if (!ev)
+		return;
+	fill_hdr(&ev->hdr, run, cgid, TETHER_EVENT_NET, sizeof(*ev));
+	ev->op = op;
+	ev->decision = err ? TETHER_DECISION_DENY : TETHER_DECISION_ALLOW;
+	ev->err = err;
+	ev->reason = reason;
+	ev->rule_id = rule_id;
+	ev->family = family;
+	ev->type = type;
+	ev->protocol = protocol;
+	ev->port = port;
+	if (addr)
+		__builtin_memcpy(ev->addr, addr, 16);
+	else
+		__builtin_memset(ev->addr, 0, 16);
+	ev->uid = (__u32)bpf_get_current_uid_gid();
+	ev->flags = flags;
+	ev->bytes = 0;
+	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+	bpf_ringbuf_submit(ev, 0);
+}
+
+/* Sends DNS to the proxy and remembers where it was meant to go. */
+static __always_inline void redirect_dns(struct bpf_sock_addr *ctx, const struct tether_run *run,
+					 bool v6, const __u8 *addr)
+{
+	struct tether_dns_origin *origin;
+	struct bpf_sock *sk = ctx->sk;
+
+	origin = sk ? bpf_sk_storage_get(&dns_origins, sk, 0, BPF_SK_STORAGE_GET_F_CREATE) : NULL;
+	if (origin) {
+		origin->port = (__u16)ctx->user_port;
+		origin->family = v6 ? AF_INET6 : AF_INET;
+		__builtin_memcpy(origin->addr, addr, 16);
+	}
+	if (!v6) {
+		ctx->user_ip4 = bpf_htonl(0x7f000001);
+		ctx->user_port = bpf_htons(run->dns_port4);
+	} else if (run->dns_port6 && !is_mapped(addr)) {
+		ctx->user_ip6[0] = 0;
+		ctx->user_ip6[1] = 0;
+		ctx->user_ip6[2] = 0;
+		ctx->user_ip6[3] = bpf_htonl(1);
+		ctx->user_port = bpf_htons(run->dns_port6);
+	} else {
+		/* ::ffff:127.0.0.1: the socket reaches the IPv4 proxy */
+		ctx->user_ip6[0] = 0;
+		ctx->user_ip6[1] = 0;
+		ctx->user_ip6[2] = bpf_htonl(0xffff);
+		ctx->user_ip6[3] = bpf_htonl(0x7f000001);
+		ctx->user_port = bpf_htons(run->dns_port4);
+	}
+}
+
+/* connect4/6 and sendmsg4/6: 1 allows, 0 refuses with EPERM. */
+static __always_inline int check_sock_addr(struct bpf_sock_addr *ctx, bool v6, __u32 op)
+{
+	__u16 protocol = (__u16)ctx->protocol, type = (__u16)ctx->type;
+	__u16 port = bpf_ntohs((__u16)ctx->user_port);
+	struct tether_run *run;
+	__u32 reason, rule_id;
+	__u8 addr[16];
+	__u64 cgid;
+
+	run = current_run(&cgid);
+	if (!run)
+		return 1;
+	ctx_addr(ctx, v6, addr);
+	if (port == DNS_PORT && run->dns_port4 &&
+	    (protocol == IPPROTO_TCP || protocol == IPPROTO_UDP)) {
+		redirect_dns(ctx, run, v6, addr);
+		if (op == TETHER_NET_CONNECT && (run->flags & TETHER_RUN_AUDIT_ALLOWED))
+			record_sock(run, cgid, op, 0, TETHER_REASON_DNS_PROXY, TETHER_RULE_NONE,
+				    v6 ? AF_INET6 : AF_INET, type, protocol, port, addr,
+				    TETHER_NET_DNS_REDIRECTED);
+		return 1;
+	}
+	reason = decide(run, addr, protocol, port, true, &rule_id);
+	if (reason == TETHER_REASON_RULE) {
+		/* Datagrams are too many to record one by one; connections are not. */
+		if (op == TETHER_NET_CONNECT && (run->flags & TETHER_RUN_AUDIT_ALLOWED))
+			record_sock(run, cgid, op, 0, reason, rule_id, v6 ? AF_INET6 : AF_INET,
+				    type, protocol, port, addr, 0);
+		return 1;
+	}
+	record_sock(run, cgid, op, -EPERM, reason, rule_id, v6 ? AF_INET6 : AF_INET, type,
+		    protocol, port, addr, 0);
+	return 0;
+}
+
+SEC("cgroup/connect4")
+int tether_connect4(struct bpf_sock_addr *ctx)
+{
+	return check_sock_addr(ctx, false, TETHER_NET_CONNECT);
+}
+
+SEC("cgroup/connect6")
+int tether_connect6(struct bpf_sock_addr *ctx)
+{
+	return check_sock_addr(ctx, true, TETHER_NET_CONNECT);
+}
+
+SEC("cgroup/sendmsg4")
+int tether_sendmsg4(struct bpf_sock_addr *ctx)
+{
+	return check_sock_addr(ctx, false, TETHER_NET_SENDMSG);
+}
+
+SEC("cgroup/sendmsg6")
+int tether_sendmsg6(struct bpf_sock_addr *ctx)
+{
+	return check_sock_addr(ctx, true, TETHER_NET_SENDMSG);
+}
+
+/*
+ * A reply from the DNS proxy, or the peer of a socket connected to it:
+ * show the address the client asked for.  Must return 1.
+ */
+static __always_inline int restore_origin(struct bpf_sock_addr *ctx, bool v6)
+{
+	struct tether_dns_origin *origin;
+	struct tether_run *run;
+	__u16 port = bpf_ntohs((__u16)ctx->user_port);
+	struct bpf_sock *sk = ctx->sk;
+	__u8 addr[16];
+	__u64 cgid;
+	bool proxy;
+
+	run = current_run(&cgid);
+	if (!run || !run->dns_port4)
+		return 1;
+	ctx_addr(ctx, v6, addr);
+	proxy = (port == run->dns_port4 && is_loopback4(addr)) ||
+		(v6 && port && port == run->dns_port6 && is_loopback6(addr));
+	if (!proxy)
+		return 1;
+	origin = sk ? bpf_sk_storage_get(&dns_origins, sk, 0, 0) : NULL;
+	if (!origin)
+		return 1;
+	if (!v6) {
+		__u32 ip4;
+
+		if (origin->family != AF_INET)
+			return 1;
+		__builtin_memcpy(&ip4, origin->addr + 12, 4);
+		ctx->user_ip4 = ip4;
+	} else {
+		__u32 w[4];
+
+		__builtin_memcpy(w, origin->addr, 16);
+		ctx->user_ip6[0] = w[0];
+		ctx->user_ip6[1] = w[1];
+		ctx->user_ip6[2] = w[2];
+		ctx->user_ip6[3] = w[3];
+	}
+	ctx->user_port = origin->port;
+	return 1;
+}
+
+SEC("cgroup/recvmsg4")
+int tether_recvmsg4(struct bpf_sock_addr *ctx)
+{
+	return restore_origin(ctx, false);
+}
+
+SEC("cgroup/recvmsg6")
+int tether_recvmsg6(struct bpf_sock_addr *ctx)
+{
+	return restore_origin(ctx, true);
+}
+
+SEC("cgroup/getpeername4")
+int tether_getpeername4(struct bpf_sock_addr *ctx)
+{
+	return restore_origin(ctx, false);
+}
+
+SEC("cgroup/getpeername6")
+int tether_getpeername6(struct bpf_sock_addr *ctx)
+{
+	return restore_origin(ctx, true);
+}
+
+/* The BPF-LSM socket_create allow list (fs.bpf.c), for inet sockets. */
+SEC("cgroup/sock_create")
+int tether_sock_create(struct bpf_sock *sk)
+{
+	__u32 family = sk->family, type = sk->type, protocol = sk->protocol;
+	struct tether_run *run;
+	__u64 cgid;
+	bool ok;
+
+	run = current_run(&cgid);
+	if (!run)
+		return 1;
+	if (type == SOCK_STREAM)
+		ok = protocol == IPPROTO_TCP;
+	else if (type == SOCK_DGRAM)
+		ok = protocol == IPPROTO_UDP ||
+		     protocol == (family == AF_INET6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP);
+	else
+		ok = false;
+	if (ok)
+		return 1;
+	record_sock(run, cgid, TETHER_NET_SOCKET_CREATE, -EPERM, TETHER_REASON_FORBIDDEN,
+		    TETHER_RULE_NONE, (__u16)family, (__u16)type, (__u16)protocol, 0, NULL, 0);
+	return 0;
+}
+
+/* A packet record: no task (see struct tether_net_event). */
+static __always_inline void record_packet(struct tether_run *run, __u64 cgid, __u32 op,
+					  __u32 reason, __u16 family, __u16 protocol, __u16 port,
+					  const __u8 *addr, __u64 bytes)
+{
+	struct tether_net_event *ev = audit_reserve(run, sizeof(*ev));
+
+	if (!ev)
+		return;
+	__builtin_memset(ev, 0, sizeof(*ev));
+	ev->hdr.kind = TETHER_EVENT_NET;
+	ev->hdr.size = sizeof(*ev);
+	ev->hdr.run_slot = run->run_slot;
+	ev->hdr.cgroup_id = cgid;
+	ev->hdr.ts_ns = bpf_ktime_get_ns();
+	ev->hdr.seq = __sync_fetch_and_add(&run->seq, 1) + 1;
+	ev->op = op;
+	ev->decision = TETHER_DECISION_DENY;
+	ev->err = -EPERM;
+	ev->reason = reason;
+	ev->rule_id = TETHER_RULE_NONE;
+	ev->family = family;
+	ev->protocol = protocol;
+	ev->port = port;
+	__builtin_memcpy(ev->addr, addr, 16);
+	ev->bytes = bytes;
+	bpf_ringbuf_submit(ev, 0);
+}
+
+struct ip4_hdr {
+	__u8 ver_ihl, tos;
+	__u16 tot_len, id, frag_off;
+	__u8 ttl, protocol;
+	__u16 check;
+	__u32 saddr, daddr;
+};
+
+struct ip6_hdr {
+	__u32 ver_tc_flow;
+	__u16 payload_len;
+	__u8 nexthdr, hop_limit;
+	__u8 saddr[16], daddr[16];
+};
+
+/* The other end of a packet: who it goes to (egress) or comes from (ingress). */
+struct peer {
+	__u8 addr[16];
+	__u16 family, protocol, port;
+};
+
+/*
+ * Reads a packet's peer; 0, or the reason to drop it.  IPv4 options
+ * (source routing) and IPv6 routing headers name other next hops than the
+ * address checked, and fragments hide their ports: all three are refused.
+ * A run's own sockets never send them otherwise (the kernel fragments after
+ * the egress hook, and reassembles before the ingress one).
+ */
+static __always_inline __u32 parse_packet(struct __sk_buff *skb, bool ingress, struct peer *p)
+{
+	__u32 l4;
+
+	if (skb->protocol == bpf_htons(ETH_P_IP)) {
+		struct ip4_hdr ip;
+
+		p->family = AF_INET;
+		if (bpf_skb_load_bytes(skb, 0, &ip, sizeof(ip)))
+			return TETHER_REASON_UNRESOLVED;
+		mapped4(p->addr, ingress ? ip.saddr : ip.daddr);
+		p->protocol = ip.protocol;
+		if (ip.ver_ihl != 0x45 || (ip.frag_off & bpf_htons(0x3fff)))
+			return TETHER_REASON_FORBIDDEN;
+		l4 = sizeof(ip);
+	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
+		struct ip6_hdr ip6;
+		__u8 next;
+
+		p->family = AF_INET6;
+		if (bpf_skb_load_bytes(skb, 0, &ip6, sizeof(ip6)))
+			return TETHER_REASON_UNRESOLVED;
+		__builtin_memcpy(p->addr, ingress ? ip6.saddr : ip6.daddr, 16);
+		next = ip6.nexthdr;
+		l4 = sizeof(ip6);
+		/* hop-by-hop and destination options change nothing; skip a few */
+		for (int i = 0; i < 4; i++) {
+			__u8 ext[2];
+
+			if (next != IPPROTO_HOPOPTS && next != IPPROTO_DSTOPTS)
+				break;
+			if (bpf_skb_load_bytes(skb, l4 & 0xffff, ext, 2)) {
+				p->protocol = next;
+				return TETHER_REASON_UNRESOLVED;
+			}
+			next = ext[0];
+			l4 += (ext[1] + 1) * 8;
+		}
+		p->protocol = next;
+	} else {
+		return TETHER_REASON_FORBIDDEN;
+	}
+	if (p->protocol != IPPROTO_TCP && p->protocol != IPPROTO_UDP)
+		return TETHER_REASON_FORBIDDEN;
+	{
+		__u16 ports[2];
+
+		if (bpf_skb_load_bytes(skb, l4 & 0xffff, ports, sizeof(ports)))
+			return TETHER_REASON_UNRESOLVED;
+		p->port = bpf_ntohs(ports[ingress ? 0 : 1]);
+	}
+	return 0;
+}
+
+static __always_inline bool is_dns_proxy(const struct tether_run *run, const struct peer *p)
+{
+	return p->port && ((p->port == run->dns_port4 && is_loopback4(p->addr)) ||
+			   (p->port == run->dns_port6 && is_loopback6(p->addr)));
+}
+
+/*
+ * Whether the run may exchange packets with this peer: the DNS proxy, or
+ * an address rule (expiry aside: see decide()).  A UDP socket remembers the
+ * last peer it was allowed, so its datagrams to one peer, and the replies,
+ * skip the trie after the first.  0 or the reason to refuse.
+ */
+static __always_inline __u32 peer_allowed(struct __sk_buff *skb, struct tether_run *run,
+					  const struct peer *p)
+{
+	struct egress_seen *seen = NULL;
+	struct bpf_sock *sk = skb->sk;
+	__u32 reason, rule_id;
+	__u64 a[2];
+
+	if (is_dns_proxy(run, p))
+		return 0;
+	__builtin_memcpy(a, p->addr, 16);
+	if (sk)
+		sk = bpf_sk_fullsock(sk);
+	/* datagrams only: a storage per TCP connection costs more than it saves */
+	if (sk && p->protocol == IPPROTO_UDP)
+		seen = bpf_sk_storage_get(&egress_seen, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (seen && seen->valid && seen->port == p->port && seen->protocol == p->protocol &&
+	    seen->addr[0] == a[0] && seen->addr[1] == a[1])
+		return 0;
+	reason = decide(run, p->addr, p->protocol, p->port, false, &rule_id);
+	if (reason != TETHER_REASON_RULE)
+		return reason;
+	if (seen) {
+		seen->addr[0] = a[0];
+		seen->addr[1] = a[1];
+		seen->port = p->port;
+		seen->protocol = p->protocol;
+		seen->valid = 1;
+	}
+	return 0;
+}
+
+#define LOOPBACK_IFINDEX 1	/* lo is the first device of every network namespace */
+
+/*
+ * The backstop: 1 passes the packet, 0 drops it (the sender sees EPERM
+ * where the stack reports it, a timeout otherwise).  Packets the socket
+ * hooks never saw still reach here: ICMP, io_uring sends, fast open,
+ * connected UDP.
+ */
+SEC("cgroup_skb/egress")
+int tether_egress(struct __sk_buff *skb)
+{
+	__u64 cgid = bpf_skb_ancestor_cgroup_id(skb, run_cgroup_level);
+	struct peer p = {};
+	struct tether_run *run;
+	__u32 reason;
+	__u64 total;
+
+	if (!cgid)
+		return 1;
+	run = bpf_map_lookup_elem(&runs, &cgid);
+	if (!run)
+		return 1;
+	reason = parse_packet(skb, false, &p);
+	/*
+	 * Through lo to an address that is not loopback: one of the host's own
+	 * addresses, whose services a broad block (0.0.0.0/0) would otherwise
+	 * reach.  The host is reached through loopback rules or not at all.
+	 */
+	if (!reason && skb->ifindex == LOOPBACK_IFINDEX && !is_loopback6(p.addr) &&
+	    !(is_mapped(p.addr) && p.addr[12] == 127))
+		reason = TETHER_REASON_DEFAULT_DENY;
+	if (!reason)
+		reason = peer_allowed(skb, run, &p);
+	if (reason) {
+		record_packet(run, cgid, TETHER_NET_PACKET, reason, p.family, p.protocol, p.port,
+			      p.addr, skb->len);
+		return 0;
+	}
+	total = __sync_fetch_and_add(&run->egress_bytes, skb->len) + skb->len;
+	if (run->egress_max && total > run->egress_max) {
+		if (!(__sync_fetch_and_or(&run->net_state, TETHER_NET_BUDGET_REPORTED) &
+		      TETHER_NET_BUDGET_REPORTED))
+			record_packet(run, cgid, TETHER_NET_EGRESS_BUDGET, TETHER_REASON_BUDGET,
+				      p.family, p.protocol, p.port, p.addr, run->egress_max);
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * Packets to the run's sockets come only from peers the run may reach
+ * (replies, or the DNS proxy's answers): a host no rule lists cannot send
+ * data in, nor connect to a listener (the SYN is dropped here, before any
+ * SYN-ACK, SYN cookies included).  Counted, not recorded: outsiders choose
+ * how many packets arrive, and they would fill the run's audit stream.
+ */
+SEC("cgroup_skb/ingress")
+int tether_ingress(struct __sk_buff *skb)
+{
+	__u64 cgid = bpf_skb_ancestor_cgroup_id(skb, run_cgroup_level);
+	struct peer p = {};
+	struct tether_run *run;
+
+	if (!cgid)
+		return 1;
+	run = bpf_map_lookup_elem(&runs, &cgid);
+	if (!run)
+		return 1;
+	if (!parse_packet(skb, true, &p) && !peer_allowed(skb, run, &p))
+		return 1;
+	__sync_fetch_and_add(&run->ingress_dropped, 1);
+	return 0;
+}
+
+/*
+ * bind(2) to a port of an address other than loopback: a listener the
+ * outside could probe (open and closed ports answer differently before any
+ * hook sees a packet).  Port 0 (the kernel picks) and loopback stay free.
+ */
+static __always_inline int check_bind(struct bpf_sock_addr *ctx, bool v6)
+{
+	__u16 port = bpf_ntohs((__u16)ctx->user_port);
+	struct tether_run *run;
+	__u8 addr[16];
+	__u64 cgid;
+
+	run = current_run(&cgid);
+	if (!run || !port)
+		return 1;
+	ctx_addr(ctx, v6, addr);
+	if (is_loopback6(addr) || (is_mapped(addr) && addr[12] == 127))
+		return 1;
+	record_sock(run, cgid, TETHER_NET_BIND, -EPERM, TETHER_REASON_FORBIDDEN, TETHER_RULE_NONE,
+		    v6 ? AF_INET6 : AF_INET, (__u16)ctx->type, (__u16)ctx->protocol, port, addr,
+		    0);
+	return 0;
+}
+
+SEC("cgroup/bind4")
+int tether_bind4(struct bpf_sock_addr *ctx)
+{
+	return check_bind(ctx, false);
+}
+
+SEC("cgroup/bind6")
+int tether_bind6(struct bpf_sock_addr *ctx)
+{
+	return check_bind(ctx, true);
+}
+
+#define SOL_IP			0
+#define SOL_IPV6		41
+#define IP_TRANSPARENT		19
+#define IP_FREEBIND		15
+#define IPV6_TRANSPARENT	75
+#define IPV6_FREEBIND		78
+
+/*
+ * Options that let a socket send from an address that is not the host's
+ * (spoofing: the replies of an allowed server go to whoever the run names).
+ * Everything else passes untouched, values over a page included.
+ */
+SEC("cgroup/setsockopt")
+int tether_setsockopt(struct bpf_sockopt *ctx)
+{
+	int level = ctx->level, name = ctx->optname;
+	struct tether_run *run;
+	__u64 cgid;
+
+	if (ctx->optlen > 4096)
+		ctx->optlen = 0;	/* the kernel reads the caller's buffer itself */
+	if (!((level == SOL_IP && (name == IP_TRANSPARENT || name == IP_FREEBIND)) ||
+	      (level == SOL_IPV6 && (name == IPV6_TRANSPARENT || name == IPV6_FREEBIND))))
+		return 1;
+	run = current_run(&cgid);
+	if (!run)
+		return 1;
+	record_sock(run, cgid, TETHER_NET_SETSOCKOPT, -EPERM, TETHER_REASON_FORBIDDEN,
+		    TETHER_RULE_NONE, 0, 0, (__u16)level, (__u16)name, NULL, 0);
+	return 0;
+}
