@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/epoll.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -560,6 +561,11 @@ static bool handle_response(struct dns_proxy *p, struct pending *pq, uint8_t *ms
 		}
 	}
 	put16(msg, pq->q.id);
+	/* the question as the client wrote it (it went upstream in lower case) */
+	if (len >= pq->q.end &&
+	    !strncasecmp((const char *)msg + DNS_HEADER_LEN, (const char *)pq->query + DNS_HEADER_LEN,
+			 pq->q.end - DNS_HEADER_LEN))
+		memcpy(msg + DNS_HEADER_LEN, pq->query + DNS_HEADER_LEN, pq->q.end - DNS_HEADER_LEN);
 
 	{
 		struct dns_event ev = {
@@ -708,6 +714,14 @@ static void build_upstream_query(struct pending *pq, const uint8_t *msg)
 	put16(b + 2, flags);
 	put16(b + 4, 1);
 	memcpy(b + DNS_HEADER_LEN, msg + DNS_HEADER_LEN, qlen);
+	/*
+	 * The name in lower case: the letters' case is 1 bit each that a run
+	 * could send to the zone's servers.  Label lengths are at most 63, below
+	 * 'A', so only letters change.  The client gets its own bytes back.
+	 */
+	for (size_t i = DNS_HEADER_LEN; i + 4 < DNS_HEADER_LEN + qlen; i++)
+		if (b[i] >= 'A' && b[i] <= 'Z')
+			b[i] = (uint8_t)(b[i] - 'A' + 'a');
 	pq->upq_len = DNS_HEADER_LEN + qlen;
 	if (pq->q.edns) {
 		/* Root owner, type OPT, class = UDP size, TTL = ext-rcode, version, DO; no data. */
@@ -779,8 +793,13 @@ static void handle_query(struct dns_proxy *p, const struct origin *o, const uint
 		emit(p, &ev);
 		return;
 	}
-	/* ANY and zone transfers: a listed name is for reaching a host, not listing a zone. */
-	if (q.qtype == DNS_TYPE_ANY || q.qtype == DNS_TYPE_AXFR || q.qtype == DNS_TYPE_IXFR) {
+	/*
+	 * ANY and zone transfers: a listed name is for reaching a host, not
+	 * listing a zone.  Classes other than IN (CHAOS, HESIOD) name nothing a
+	 * run may reach.
+	 */
+	if (q.qtype == DNS_TYPE_ANY || q.qtype == DNS_TYPE_AXFR || q.qtype == DNS_TYPE_IXFR ||
+	    q.qclass != 1) {
 		rlen = dns_build_reply(msg, &q, DNS_RCODE_REFUSED, reply, sizeof(reply));
 		if (rlen)
 			origin_reply(p, o, reply, rlen);

@@ -117,6 +117,7 @@ struct upstream {
 	uint32_t ttl;
 	/* What it saw. */
 	int udp_queries, tcp_queries;
+	bool saw_upper;		/* an upper-case letter in a question */
 };
 
 static void upstream_open(struct upstream *u)
@@ -225,6 +226,8 @@ static void upstream_udp(struct upstream *u)
 	if (n <= 0)
 		return;
 	u->udp_queries++;
+	for (ssize_t i = 12; i < n; i++)
+		u->saw_upper |= buf[i] >= 'A' && buf[i] <= 'Z';
 	if (u->silent)
 		return;
 	if (u->spoof_first) {
@@ -633,6 +636,8 @@ Test(dnsproxy, answer_released_only_after_admit)
 	cr_expect_str_eq(T.log[2], "event ALLOWED api.example.com");
 	cr_expect_str_eq(T.log[3], "reply API.example.com");
 	cr_expect_eq(T.admitted_early, 0, "a reply reached the client before its admission");
+	cr_expect_not(T.ups[0].saw_upper, "the name went upstream in its client's case");
+	cr_expect_eq(memcmp(r.b + 13, "API", 3), 0, "the client gets its own case back");
 	cr_expect_eq(T.events[0].ev.addr_count, 2);
 	cr_expect_eq(T.events[0].ev.transport, IPPROTO_UDP);
 	cr_expect_eq(T.events[0].ev.qtype, DNS_TYPE_A);
@@ -671,6 +676,26 @@ Test(dnsproxy, unlisted_name_refused_without_upstream)
 
 	cr_expect_eq(T.ups[0].udp_queries + T.ups[0].tcp_queries, 0, "nothing went upstream");
 	cr_expect_eq(admit_count(), 0);
+}
+
+Test(dnsproxy, classes_other_than_in_refused)
+{
+	struct msg q, r = { .len = 0 };
+	ssize_t n;
+
+	start(1, 5, 3600, 1000);
+	T.allow[0] = "example.com";
+	q = make_query(10, "example.com", DNS_TYPE_A);
+	q.b[q.len - 1] = 3;	/* CHAOS */
+	T.client = client_udp(AF_INET);
+	cr_assert_eq(send(T.client, q.b, q.len, 0), (ssize_t)q.len);
+	pump(1, 2000);
+	n = recv(T.client, r.b, sizeof(r.b), MSG_DONTWAIT);
+	cr_assert_gt(n, 0);
+	r.len = (size_t)n;
+	cr_expect_eq(rcode_of(&r), DNS_RCODE_REFUSED);
+	cr_expect_eq(T.events[0].ev.kind, DNS_EV_REFUSED_TYPE);
+	cr_expect_eq(T.ups[0].udp_queries, 0);
 }
 
 Test(dnsproxy, any_and_zone_transfer_refused)
