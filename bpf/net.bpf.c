@@ -628,14 +628,18 @@ int tether_ingress(struct __sk_buff *skb)
 }
 
 /*
- * bind(2) to a port of an address other than loopback: a listener the
+ * bind(2) to a fixed port.  Off loopback it would make a listener the
  * outside could probe (open and closed ports answer differently before any
- * hook sees a packet).  Port 0 (the kernel picks) and loopback stay free.
+ * hook sees a packet); on loopback it could take a port a host service is
+ * about to use.  So a fixed port needs a loopback address and a rule for
+ * that address and port: the run may only bind what it may talk to.  Port
+ * 0 (the kernel picks) stays free.
  */
 static __always_inline int check_bind(struct bpf_sock_addr *ctx, bool v6)
 {
 	__u16 port = bpf_ntohs((__u16)ctx->user_port);
 	struct tether_run *run;
+	__u32 rule_id;
 	__u8 addr[16];
 	__u64 cgid;
 
@@ -643,7 +647,8 @@ static __always_inline int check_bind(struct bpf_sock_addr *ctx, bool v6)
 	if (!run || !port)
 		return 1;
 	ctx_addr(ctx, v6, addr);
-	if (is_loopback6(addr) || (is_mapped(addr) && addr[12] == 127))
+	if ((is_loopback6(addr) || (is_mapped(addr) && addr[12] == 127)) &&
+	    decide(run, addr, (__u16)ctx->protocol, port, false, &rule_id) == TETHER_REASON_RULE)
 		return 1;
 	record_sock(run, cgid, TETHER_NET_BIND, -EPERM, TETHER_REASON_FORBIDDEN, TETHER_RULE_NONE,
 		    v6 ? AF_INET6 : AF_INET, (__u16)ctx->type, (__u16)ctx->protocol, port, addr,

@@ -837,6 +837,8 @@ int main(void)
 		const struct target any6 = { AF_INET6, "::", 40123, SOCK_DGRAM, NULL, 0 };
 		const struct target lo_port = { AF_INET, "127.0.0.1", 0, SOCK_STREAM, NULL, 0 };
 		const struct target lo_fixed = { AF_INET6, "::1", 40124, SOCK_STREAM, NULL, 0 };
+		const struct target lo_listed = { AF_INET, "127.0.0.1", e.p_allowed, SOCK_STREAM,
+						  NULL, 0 };
 		const struct target zero = { AF_INET, "0.0.0.0", 0, SOCK_DGRAM, NULL, 0 };
 		size_t from = (fflush(r.st.out), r.log_len);
 		int got = in_run(&e, &r, probe_bind, &any), got6 = in_run(&e, &r, probe_bind, &any6);
@@ -853,9 +855,17 @@ int main(void)
 			PASS(name);
 		else
 			FAIL(name, "got %d and %d", got, got6), dump_since(&r, from);
-		expect_ok(&e, &r, "bind to loopback, or to port 0, is allowed", probe_bind, &lo_port);
-		expect_ok(&e, &r, "... a fixed port on ::1 too", probe_bind, &lo_fixed);
-		expect_ok(&e, &r, "... and 0.0.0.0 with port 0", probe_bind, &zero);
+		expect_ok(&e, &r, "bind to port 0 is allowed, on loopback", probe_bind, &lo_port);
+		expect_ok(&e, &r, "... and on 0.0.0.0", probe_bind, &zero);
+		expect_denied(&e, &r, "bind to a fixed loopback port no rule lists is refused (no "
+			      "squatting a host service's port)", probe_bind, &lo_fixed, "bind",
+			      "inet6", "forbidden");
+		/* the harness listens there: EADDRINUSE means the hook let it through */
+		got = in_run(&e, &r, probe_bind, &lo_listed);
+		if (got == EADDRINUSE)
+			PASS("bind to a loopback port a rule lists passes the hook");
+		else
+			FAIL("bind to a listed loopback port", "got %d", got);
 	}
 	{
 		static const int opts[][3] = {
