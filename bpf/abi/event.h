@@ -29,7 +29,7 @@ enum tether_net_op {
 	TETHER_NET_PACKET    = 3,	/* a packet cgroup_skb/egress dropped */
 	TETHER_NET_EGRESS_BUDGET = 4,	/* the egress byte cap was reached */
 	TETHER_NET_SOCKET_CREATE = 5,	/* cgroup/sock_create refused an inet socket */
-	TETHER_NET_BIND      = 6,	/* bind(2) to a port on an address other than loopback */
+	TETHER_NET_BIND      = 6,	/* bind(2) to a fixed port no loopback rule lists */
 	TETHER_NET_SETSOCKOPT = 7,	/* a refused socket option; protocol: level, port: name */
 };
 
