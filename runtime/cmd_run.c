@@ -778,7 +778,7 @@ static int setup(struct run_ctx *ctx)
 					   : "tether -v run ... shows libbpf's log");
 		rep.checks[DOCTOR_LSM_LOAD].ok = false;
 		rep.checks[DOCTOR_LSM_LOAD].skipped = false;
-		return refuse(&rep, "the BPF-LSM programs could not be loaded");
+		return refuse(&rep, "the BPF programs (BPF-LSM and cgroup-BPF) could not be loaded");
 	}
 	ctx->node_open = true;
 
