@@ -166,6 +166,20 @@ static __always_inline bool is_loopback6(const __u8 *addr)
 	return addr[15] == 1;
 }
 
+/* 127.0.0.0/8 or ::1: the host's loopback ranges. */
+static __always_inline bool in_loopback_range(const __u8 *addr)
+{
+	return is_loopback6(addr) || (is_mapped(addr) && addr[12] == 127);
+}
+
+/* The run's DNS proxy: 127.0.0.1 or ::1 at its port. */
+static __always_inline bool is_dns_proxy(const struct tether_run *run, const __u8 *addr,
+					 __u16 port)
+{
+	return port && ((port == run->dns_port4 && is_loopback4(addr)) ||
+			(port == run->dns_port6 && is_loopback6(addr)));
+}
+
 /* The destination of a sock_addr context, in the mapped form. */
 static __always_inline void ctx_addr(struct bpf_sock_addr *ctx, bool v6, __u8 *addr)
 {
@@ -315,15 +329,12 @@ static __always_inline int restore_origin(struct bpf_sock_addr *ctx, bool v6)
 	struct bpf_sock *sk = ctx->sk;
 	__u8 addr[16];
 	__u64 cgid;
-	bool proxy;
 
 	run = current_run(&cgid);
 	if (!run || !run->dns_port4)
 		return 1;
 	ctx_addr(ctx, v6, addr);
-	proxy = (port == run->dns_port4 && is_loopback4(addr)) ||
-		(v6 && port && port == run->dns_port6 && is_loopback6(addr));
-	if (!proxy)
+	if (!is_dns_proxy(run, addr, port))
 		return 1;
 	origin = sk ? bpf_sk_storage_get(&dns_origins, sk, 0, 0) : NULL;
 	if (!origin)
@@ -509,12 +520,6 @@ static __always_inline __u32 parse_packet(struct __sk_buff *skb, bool ingress, s
 	return 0;
 }
 
-static __always_inline bool is_dns_proxy(const struct tether_run *run, const struct peer *p)
-{
-	return p->port && ((p->port == run->dns_port4 && is_loopback4(p->addr)) ||
-			   (p->port == run->dns_port6 && is_loopback6(p->addr)));
-}
-
 /*
  * Whether the run may exchange packets with this peer: the DNS proxy, or
  * an address rule (expiry aside: see decide()).  A UDP socket remembers the
@@ -529,7 +534,7 @@ static __always_inline __u32 peer_allowed(struct __sk_buff *skb, struct tether_r
 	__u32 reason, rule_id;
 	__u64 a[2];
 
-	if (is_dns_proxy(run, p))
+	if (is_dns_proxy(run, p->addr, p->port))
 		return 0;
 	__builtin_memcpy(a, p->addr, 16);
 	if (sk)
@@ -581,8 +586,7 @@ int tether_egress(struct __sk_buff *skb)
 	 * addresses, whose services a broad block (0.0.0.0/0) would otherwise
 	 * reach.  The host is reached through loopback rules or not at all.
 	 */
-	if (!reason && skb->ifindex == LOOPBACK_IFINDEX && !is_loopback6(p.addr) &&
-	    !(is_mapped(p.addr) && p.addr[12] == 127))
+	if (!reason && skb->ifindex == LOOPBACK_IFINDEX && !in_loopback_range(p.addr))
 		reason = TETHER_REASON_DEFAULT_DENY;
 	if (!reason)
 		reason = peer_allowed(skb, run, &p);
@@ -647,7 +651,7 @@ static __always_inline int check_bind(struct bpf_sock_addr *ctx, bool v6)
 	if (!run || !port)
 		return 1;
 	ctx_addr(ctx, v6, addr);
-	if ((is_loopback6(addr) || (is_mapped(addr) && addr[12] == 127)) &&
+	if (in_loopback_range(addr) &&
 	    decide(run, addr, (__u16)ctx->protocol, port, false, &rule_id) == TETHER_REASON_RULE)
 		return 1;
 	record_sock(run, cgid, TETHER_NET_BIND, -EPERM, TETHER_REASON_FORBIDDEN, TETHER_RULE_NONE,

@@ -204,14 +204,19 @@ static bool same_target(const struct tp_destination *a, const struct tp_destinat
 	return a->prefixlen == b->prefixlen && memcmp(a->addr, b->addr, 16) == 0;
 }
 
-/* Whether block `outer` contains block `inner` (host bits are zero in both). */
+bool tp_block_contains(const uint8_t outer[16], unsigned outer_len, const uint8_t inner[16],
+		       unsigned inner_len)
+{
+	size_t bytes = outer_len / 8, bits = outer_len % 8;
+
+	if (inner_len < outer_len || memcmp(outer, inner, bytes) != 0)
+		return false;
+	return !bits || ((outer[bytes] ^ inner[bytes]) & (0xff00u >> bits) & 0xff) == 0;
+}
+
 static bool block_contains(const struct tp_destination *outer, const struct tp_destination *inner)
 {
-	size_t bytes = outer->prefixlen / 8, bits = outer->prefixlen % 8;
-
-	if (inner->prefixlen < outer->prefixlen || memcmp(outer->addr, inner->addr, bytes) != 0)
-		return false;
-	return !bits || ((outer->addr[bytes] ^ inner->addr[bytes]) & (0xff00u >> bits) & 0xff) == 0;
+	return tp_block_contains(outer->addr, outer->prefixlen, inner->addr, inner->prefixlen);
 }
 
 const struct tp_special_range tp_special_ranges[] = {
@@ -227,24 +232,15 @@ const struct tp_special_range tp_special_ranges[] = {
 };
 const size_t tp_special_range_count = sizeof(tp_special_ranges) / sizeof(tp_special_ranges[0]);
 
-static bool bits_contain(const uint8_t *outer, unsigned outer_len, const uint8_t *inner,
-			 unsigned inner_len)
-{
-	size_t bytes = outer_len / 8, bits = outer_len % 8;
-
-	if (inner_len < outer_len || memcmp(outer, inner, bytes) != 0)
-		return false;
-	return !bits || ((outer[bytes] ^ inner[bytes]) & (0xff00u >> bits) & 0xff) == 0;
-}
-
 bool tp_special_range_between(const uint8_t outer[16], unsigned outer_len,
 			      const uint8_t inner[16], unsigned inner_len)
 {
 	for (size_t i = 0; i < tp_special_range_count; i++) {
 		const struct tp_special_range *sr = &tp_special_ranges[i];
 
-		if (sr->prefixlen > outer_len && bits_contain(sr->addr, sr->prefixlen, inner, inner_len) &&
-		    bits_contain(outer, outer_len, sr->addr, sr->prefixlen))
+		if (sr->prefixlen > outer_len &&
+		    tp_block_contains(sr->addr, sr->prefixlen, inner, inner_len) &&
+		    tp_block_contains(outer, outer_len, sr->addr, sr->prefixlen))
 			return true;
 	}
 	return false;

@@ -128,6 +128,10 @@ struct tp_special_range {
 extern const struct tp_special_range tp_special_ranges[];
 extern const size_t tp_special_range_count;
 
+/* Whether block `outer` contains block `inner` (mapped form, host bits zero in both). */
+bool tp_block_contains(const uint8_t outer[16], unsigned outer_len, const uint8_t inner[16],
+		       unsigned inner_len);
+
 /* Whether a special range S lies between two blocks: inner within S, S strictly within outer. */
 bool tp_special_range_between(const uint8_t outer[16], unsigned outer_len,
 			      const uint8_t inner[16], unsigned inner_len);

@@ -56,13 +56,10 @@ static int rule_add_ports(struct tether_net_rule *rule, uint8_t protocols, uint1
 	return r;
 }
 
+/* Whether the block contains the address. */
 static bool block_contains(const uint8_t *outer, unsigned outer_len, const uint8_t *addr)
 {
-	unsigned full = outer_len / 8, rest = outer_len % 8;
-
-	if (memcmp(outer, addr, full))
-		return false;
-	return !rest || ((outer[full] ^ addr[full]) & (0xff00 >> rest) & 0xff) == 0;
+	return tp_block_contains(outer, outer_len, addr, 128);
 }
 
 void net_format_block(const uint8_t addr[16], unsigned prefixlen, char *buf, size_t size)
