@@ -346,6 +346,40 @@ static int build_network(const struct tp_envelope *env, struct tp_policy *policy
 			    &policy->method_count);
 }
 
+/*
+ * The listed names the default set does not cover, sorted: a run gets PATH
+ * whether or not the envelope lists it, so listing it must not change the
+ * policy.  A hand-built envelope with a name the parser refuses is -EINVAL.
+ */
+static int build_environment(const struct tp_envelope *env, struct tp_policy *policy)
+{
+	char **names = calloc(env->env_name_count + 1, sizeof(*names));
+
+	if (!names)
+		return -ENOMEM;
+	policy->env_names = names;	/* freed with the policy, even when partly filled */
+	for (size_t i = 0; i < env->env_name_count; i++) {
+		const char *name = env->env_names[i];
+
+		if (!name || !tp_env_name_valid(name))
+			return -EINVAL;
+		for (const char *const *n = tp_env_reserved_names; *n; n++)
+			if (strcmp(*n, name) == 0)
+				return -EINVAL;
+		if (tp_env_name_is_default(name))
+			continue;
+		names[policy->env_name_count] = strdup(name);
+		if (!names[policy->env_name_count])
+			return -ENOMEM;
+		policy->env_name_count++;
+	}
+	qsort(names, policy->env_name_count, sizeof(*names), string_compare);
+	for (size_t i = 1; i < policy->env_name_count; i++)
+		if (strcmp(names[i - 1], names[i]) == 0)
+			return -EINVAL;
+	return policy->env_name_count > TP_ENV_NAMES_MAX ? -EINVAL : 0;
+}
+
 static int input_compare(const void *a, const void *b)
 {
 	return strcmp(((const struct tp_input *)a)->path, ((const struct tp_input *)b)->path);
@@ -424,14 +458,11 @@ int tp_policy_compile(const char *name, const struct tp_envelope *env,
 		flags |= TP_POLICY_IMAGE_DIGEST;
 		memcpy(policy->image_digest, env->image_digest, 32);
 	}
-	if (env->has_uid) {
-		flags |= TP_POLICY_UID;
-		policy->uid = env->uid;
-	}
-	if (env->has_uid || env->has_gid) {
-		flags |= TP_POLICY_GID;
-		policy->gid = env->has_gid ? env->gid : env->uid;
-	}
+	/* Absent ids are the defaults, so writing a default out changes nothing. */
+	policy->uid = env->has_uid ? env->uid : TP_DEFAULT_ID;
+	policy->gid = env->has_gid ? env->gid : policy->uid;
+	if (policy->uid > TP_ID_MAX || policy->gid > TP_ID_MAX)
+		return -EINVAL;
 	flags |= env->artifacts_scan ? TP_POLICY_ARTIFACTS_SCAN : 0;
 	flags |= env->artifacts_hash ? TP_POLICY_ARTIFACTS_HASH : 0;
 	flags |= env->revoke_credentials ? TP_POLICY_REVOKE_CREDENTIALS : 0;
@@ -479,6 +510,9 @@ int tp_policy_compile(const char *name, const struct tp_envelope *env,
 	memcpy(policy->limits, env->limits, sizeof(policy->limits));
 	r = copy_strings(env->artifacts, env->artifact_count, &policy->artifacts,
 			 &policy->artifact_count);
+	if (r < 0)
+		return r;
+	r = build_environment(env, policy);
 	if (r < 0)
 		return r;
 	r = build_gaps(env, policy);

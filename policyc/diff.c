@@ -3,7 +3,7 @@
 // Semantic diff of two compiled policies: every change of authority from
 // `old` to `new`, as one line each, widenings first, then narrowings, then
 // neutral changes; within each group in a fixed order (mode, identity,
-// paths by path bytes, destinations, methods, DNS, limits, gaps, flags,
+// environment, paths by path bytes, destinations, methods, DNS, limits, gaps, flags,
 // workspace, artifacts, inputs, audit, metadata):
 //
 //   widened: write on /ws/src/** (was: read)
@@ -48,6 +48,8 @@
 //                 it asks for less); a gap that goes away is neutral, because
 //                 the field it belonged to may simply be gone.
 //   identity      any change of uid or gid widens: a reviewer must look.
+//   environment   a variable name added widens (the run gets the controller's
+//                 value), one removed narrows.
 //   DNS           upstreams and TTL bounds: "changed".  The run's DNS proxy
 //                 asks the upstreams, not the run, and admits the answers of
 //                 listed names only, so which names, addresses and ports the
@@ -541,45 +543,28 @@ static void diff_gaps(struct diff *diff, const struct tp_policy *old_policy,
 		       old_policy->gap_count, new_policy->gaps, new_policy->gap_count, text_equal);
 }
 
-/* Not set: the run keeps the controller's id. */
-static void write_id(FILE *out, bool set, uint32_t id)
-{
-	if (set)
-		fprintf(out, "%" PRIu32, id);
-	else
-		fputs("not set", out);
-}
-
+/* Who the run is decides what it can reach outside every rule: any change widens. */
 static void diff_identity(struct diff *diff, const struct tp_policy *old_policy,
 			  const struct tp_policy *new_policy)
 {
-	static const struct {
-		const char *key;
-		uint32_t flag;
-		size_t offset;
-	} ids[] = {
-		{ "identity.uid", TP_POLICY_UID, offsetof(struct tp_policy, uid) },
-		{ "identity.gid", TP_POLICY_GID, offsetof(struct tp_policy, gid) },
-	};
+	if (old_policy->uid != new_policy->uid)
+		fprintf(line(diff, WIDENED), "identity.uid %" PRIu32 " (was: %" PRIu32 ")\n",
+			new_policy->uid, old_policy->uid);
+	if (old_policy->gid != new_policy->gid)
+		fprintf(line(diff, WIDENED), "identity.gid %" PRIu32 " (was: %" PRIu32 ")\n",
+			new_policy->gid, old_policy->gid);
+}
 
-	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
-		bool old_set = old_policy->flags & ids[i].flag;
-		bool new_set = new_policy->flags & ids[i].flag;
-		uint32_t old_id, new_id;
-		FILE *out;
-
-		memcpy(&old_id, (const char *)old_policy + ids[i].offset, sizeof(old_id));
-		memcpy(&new_id, (const char *)new_policy + ids[i].offset, sizeof(new_id));
-		if (old_set == new_set && (!old_set || old_id == new_id))
-			continue;
-		/* Who the run is decides what it can reach outside every rule. */
-		out = line(diff, WIDENED);
-		fprintf(out, "%s ", ids[i].key);
-		write_id(out, new_set, new_id);
-		fputs(" (was: ", out);
-		write_id(out, old_set, old_id);
-		fputs(")\n", out);
-	}
+/* A variable the run gets from the controller is authority it did not have. */
+static void diff_environment(struct diff *diff, const struct tp_policy *old_policy,
+			     const struct tp_policy *new_policy)
+{
+	diff_uncovered(diff, WIDENED, "may get environment variable ", new_policy->env_names,
+		       new_policy->env_name_count, old_policy->env_names, old_policy->env_name_count,
+		       text_equal);
+	diff_uncovered(diff, NARROWED, "may no longer get environment variable ",
+		       old_policy->env_names, old_policy->env_name_count, new_policy->env_names,
+		       new_policy->env_name_count, text_equal);
 }
 
 static void diff_flags(struct diff *diff, const struct tp_policy *old_policy,
@@ -813,6 +798,7 @@ int tp_diff_write(const struct tp_policy *old_policy, const struct tp_policy *ne
 
 	diff_setting(&diff, &mode_setting, old_policy->mode, new_policy->mode);
 	diff_identity(&diff, old_policy, new_policy);
+	diff_environment(&diff, old_policy, new_policy);
 	r = diff_paths(&diff, old_policy, new_policy);
 	if (r < 0)
 		goto out;

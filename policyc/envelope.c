@@ -34,6 +34,7 @@ struct envelope_ctx {
 	struct tp_pos audit_sink_pos;
 	const char *dup_list;		/* the list a duplicate check is on, for messages */
 	struct tp_pos *artifact_pos;	/* positions of artifacts.allow entries, like env->artifacts */
+	struct tp_pos *env_name_pos;	/* positions of environment entries, like env->env_names */
 };
 
 static struct envelope_ctx *ctx_of(struct tp_schema *schema)
@@ -175,7 +176,7 @@ static const struct limit_spec {
 	[TP_LIMIT_MEMORY_BYTES] = { SIZE, 1ull << 20, 1ull << 50 },
 	[TP_LIMIT_PROCESS_COUNT] = { COUNT, 1, 4194304 },
 	[TP_LIMIT_DISK_BYTES] = { SIZE, 1ull << 20, 1ull << 50 },
-	[TP_LIMIT_OPEN_FILES] = { COUNT, 16, 1048576 },
+	[TP_LIMIT_OPEN_FILES] = { COUNT, 3, 1048576 },
 	[TP_LIMIT_OUTPUT_BYTES] = { SIZE, 1, 1ull << 40 },
 	[TP_LIMIT_WALL_CLOCK_MS] = { DURATION, 1000, 30ull * 24 * 3600 * 1000 },
 	[TP_LIMIT_WORKSPACE_BYTES] = { SIZE, 1ull << 20, 1ull << 50 },
@@ -1067,6 +1068,11 @@ static const struct tp_schema_key network_keys[] = {
 
 /* ---- sandbox: identity, resources, lifetime, artifacts, cleanup, audit -- */
 
+/*
+ * identity.uid and identity.gid: the ids the run's processes get.  0 is
+ * allowed (the run owns root's files, but has no capabilities); (uid_t)-1
+ * is not an id: setresuid() and setresgid() read it as "leave unchanged".
+ */
 static int check_id(struct tp_schema *schema, const struct tp_schema_key *key,
 		    const struct yt_pair *pair)
 {
@@ -1078,20 +1084,22 @@ static int check_id(struct tp_schema *schema, const struct tp_schema_key *key,
 
 	if (r <= 0)
 		return r;
-	if (yt_scalar_equals(value, "0"))
+	if (yt_scalar_equals(value, "4294967295"))
 		return tp_schema_report(schema, value,
-					"'%s' must not be 0: a run never runs as root", key->name);
-	if (tp_parse_uint(value->scalar.text, value->scalar.len, 1, 4294967294u, &id, why,
+					"'%s' must not be 4294967295: that is (%s_t)-1, which the "
+					"kernel reads as \"unchanged\", not an id", key->name,
+					key->arg == 0 ? "uid" : "gid");
+	if (tp_parse_uint(value->scalar.text, value->scalar.len, 0, TP_ID_MAX, &id, why,
 			  sizeof(why)))
 		return tp_schema_invalid(schema, key, value, why);
 	if (key->arg == 0) {
 		ctx->env->has_uid = true;
 		ctx->env->uid = (uint32_t)id;
-		return add_gap(ctx->env, "identity.uid", tp_node_pos(pair->key));
+	} else {
+		ctx->env->has_gid = true;
+		ctx->env->gid = (uint32_t)id;
 	}
-	ctx->env->has_gid = true;
-	ctx->env->gid = (uint32_t)id;
-	return add_gap(ctx->env, "identity.gid", tp_node_pos(pair->key));
+	return 0;
 }
 
 static const struct tp_schema_key identity_keys[] = {
@@ -1100,6 +1108,107 @@ static const struct tp_schema_key identity_keys[] = {
 	TP_SCHEMA_KEY("uid", check_id, false, 0),
 	TP_SCHEMA_KEY("gid", check_id, false, 1),
 };
+
+static int env_name_compare(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int env_name_duplicate(struct tp_schema *schema, const void *later, const void *first)
+{
+	struct envelope_ctx *ctx = ctx_of(schema);
+	size_t l = (size_t)((char *const *)later - ctx->env->env_names);
+	size_t f = (size_t)((char *const *)first - ctx->env->env_names);
+
+	return tp_schema_report_at(schema, ctx->env_name_pos[l],
+				   "'%s' is listed twice in 'environment' (first at line %u, "
+				   "column %u)", ctx->env->env_names[l], ctx->env_name_pos[f].line,
+				   ctx->env_name_pos[f].column);
+}
+
+/* Why `item` (a scalar) is not a name sandbox.environment accepts, or NULL. */
+static const char *env_name_problem(const struct yt_node *item)
+{
+	const char *text = item->scalar.text;
+	size_t len = item->scalar.len;
+
+	if (len == 0)
+		return "it is empty";
+	if (memchr(text, '=', len))
+		return "list the name only: the value comes from the controller's environment";
+	if (len > TP_ENV_NAME_MAX)
+		return "at most 128 bytes";
+	if (memchr(text, '\0', len) || !tp_env_name_valid(text))
+		return "only letters, digits and '_', not starting with a digit";
+	return NULL;
+}
+
+/*
+ * sandbox.environment: the controller's environment variables a run gets
+ * besides the default set (tp_env_default_names), by name.
+ */
+static int check_environment(struct tp_schema *schema, const struct tp_schema_key *key,
+			     const struct yt_pair *pair)
+{
+	struct envelope_ctx *ctx = ctx_of(schema);
+	const struct yt_node *value = pair->value;
+	struct tp_envelope *env = ctx->env;
+	char buf[TP_EXCERPT_MAX];
+	int r = tp_schema_expect_kind(schema, key, value, YT_SEQUENCE);
+
+	if (r <= 0)
+		return r;
+	if (value->sequence.count > TP_ENV_NAMES_MAX) {
+		r = tp_schema_report(schema, value, "at most %d environment variable names, got %zu",
+				     TP_ENV_NAMES_MAX, value->sequence.count);
+		if (r < 0)
+			return r;
+	}
+	env->env_names = calloc(value->sequence.count + 1, sizeof(*env->env_names));
+	free(ctx->env_name_pos);
+	ctx->env_name_pos = calloc(value->sequence.count + 1, sizeof(*ctx->env_name_pos));
+	if (!env->env_names || !ctx->env_name_pos)
+		return -ENOMEM;
+	for (size_t i = 0; i < value->sequence.count; i++) {
+		const struct yt_node *item = value->sequence.items[i];
+		const char *problem;
+		bool reserved = false;
+
+		if (item->kind != YT_SCALAR || item->scalar.is_null) {
+			r = tp_schema_report(schema, item, "entries of 'environment' must be variable "
+					     "names, got %s", yt_node_describe(item));
+			if (r < 0)
+				return r;
+			continue;
+		}
+		problem = env_name_problem(item);
+		if (problem) {
+			r = tp_schema_report(schema, item, "'%s' is not an environment variable "
+					     "name: %s", tp_excerpt(buf, item->scalar.text,
+								     item->scalar.len), problem);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		for (const char *const *n = tp_env_reserved_names; *n && !reserved; n++)
+			reserved = strcmp(*n, item->scalar.text) == 0;
+		if (reserved) {
+			r = tp_schema_report(schema, item, "'%s' is set by tether for every run (the "
+					     "run's private temporary directory); it cannot be passed "
+					     "from the controller's environment", item->scalar.text);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		env->env_names[env->env_name_count] = strndup(item->scalar.text, item->scalar.len);
+		if (!env->env_names[env->env_name_count])
+			return -ENOMEM;
+		ctx->env_name_pos[env->env_name_count++] = tp_node_pos(item);
+	}
+	return tp_schema_find_duplicates(schema, env->env_names, env->env_name_count,
+					 sizeof(*env->env_names), env_name_compare,
+					 env_name_duplicate, NULL);
+}
 
 static const struct tp_schema_key resource_keys[] = {
 	TP_SCHEMA_KEY("cpu", check_limit, false, TP_LIMIT_CPU_MILLI),
@@ -1356,6 +1465,7 @@ static const struct tp_schema_key sandbox_keys[] = {
 	TP_SCHEMA_KEY("runtime_revision", check_revision, false, 0),
 	TP_SCHEMA_SUBMAPPING("identity", tp_schema_check_submapping, false, identity_keys,
 			     "sandbox.identity"),
+	TP_SCHEMA_KEY("environment", check_environment, false, 0),
 	TP_SCHEMA_SUBMAPPING("filesystem", tp_schema_check_submapping, true, filesystem_keys,
 			     "sandbox.filesystem"),
 	TP_SCHEMA_SUBMAPPING("network_egress", tp_schema_check_submapping, false, network_keys,
@@ -1662,8 +1772,6 @@ static int check_whole(struct envelope_ctx *ctx)
 
 	if (!env->workspace_path)
 		return 0;	/* reported already; the checks below need it */
-	if (!env->has_gid && env->has_uid)
-		env->gid = env->uid;
 
 	r = check_paths(ctx);
 	if (r < 0)
@@ -1676,16 +1784,6 @@ static int check_whole(struct envelope_ctx *ctx)
 						esc(buf, env->inputs[i].path));
 			if (r < 0)
 				return r;
-		}
-	}
-
-	/* gid defaults to uid: the default restricts as much as a written gid. */
-	for (size_t i = 0; i < env->gap_count && env->has_uid && !env->has_gid; i++) {
-		if (strcmp(env->gaps[i].field, "identity.uid") == 0) {
-			r = add_gap(env, "identity.gid", env->gaps[i].pos);
-			if (r < 0)
-				return r;
-			break;
 		}
 	}
 
@@ -1754,6 +1852,9 @@ void tp_envelope_free(struct tp_envelope *env)
 	for (size_t i = 0; i < env->abstract_socket_count; i++)
 		free(env->abstract_sockets[i]);
 	free(env->abstract_sockets);
+	for (size_t i = 0; i < env->env_name_count; i++)
+		free(env->env_names[i]);
+	free(env->env_names);
 	free(env->audit_sink);
 	free(env->gaps);
 	for (size_t i = 0; i < env->acknowledged_count; i++)
@@ -1777,6 +1878,8 @@ static int envelope_defaults(struct tp_envelope *env)
 	env->verify_process_tree = true;
 	env->dns_ttl_min_s = 5;
 	env->dns_ttl_max_s = 3600;
+	env->uid = TP_DEFAULT_ID;
+	env->gid = TP_DEFAULT_ID;
 	env->workspace_write.items = calloc(1, sizeof(*env->workspace_write.items));
 	if (!env->workspace_write.items)
 		return -ENOMEM;
@@ -1814,10 +1917,14 @@ static int parse_into(const char *name, const char *data, size_t len, void *out,
 	ctx = (struct envelope_ctx){ .schema = { name, diags }, .env = env, .first_diag = first };
 	r = check_envelope(&ctx, root);
 	free(TAKE_PTR(ctx.artifact_pos));
+	free(TAKE_PTR(ctx.env_name_pos));
 	if (r < 0)
 		return r;
 	if (diags->count > first)
 		return -EINVAL;
+	/* gid defaults to the uid: written out or not, the same ids. */
+	if (env->has_uid && !env->has_gid)
+		env->gid = env->uid;
 
 	*(struct tp_envelope **)out = TAKE_PTR(env);
 	return 0;

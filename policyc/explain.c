@@ -5,6 +5,8 @@
 // does not enforce.  For example:
 //
 //   mode: audit: nothing a path rule denies is denied, only recorded
+//   runs as: uid 65534 (nobody), gid 65534, no supplementary groups, no capabilities
+//   environment: PATH, LANG, LANGUAGE, LC_*, TERM, TZ and CI when the controller ...
 //   may read:
 //     /**, except /ws/keys/**
 //     never the built-in protected paths (/etc/shadow, /root, /home, ...) unless named
@@ -200,6 +202,49 @@ out:
 	return r;
 }
 
+/* ---- identity and environment ---------------------------------------------- */
+
+/*
+ * Who the run is.  uid or gid 0 are said plainly: such a run owns root's
+ * files (or has root's group), which matters wherever a rule lets it write,
+ * even though it has no capability.
+ */
+static void write_identity(FILE *out, const struct tp_policy *policy)
+{
+	fprintf(out, "runs as: uid %" PRIu32 "%s, gid %" PRIu32 ", no supplementary groups, "
+		"no capabilities\n", policy->uid, policy->uid == TP_DEFAULT_ID ? " (nobody)" : "",
+		policy->gid);
+	if (policy->uid == 0)
+		fputs("  uid 0: the run owns root's files and may read and change them as their "
+		      "owner wherever its rules allow, but it has no capabilities\n", out);
+	if (policy->gid == 0)
+		fputs("  gid 0: the run has the access of root's group to files wherever its rules "
+		      "allow\n", out);
+}
+
+/* One line: what passes from the controller's environment, and what tether sets. */
+static void write_environment(FILE *out, const struct tp_policy *policy)
+{
+	bool home_listed = false;
+	size_t defaults = 0;
+
+	fputs("environment: ", out);
+	for (const char *const *n = tp_env_default_names; *n; n++, defaults++)
+		fprintf(out, "%s%s", defaults ? ", " : "", *n);
+	for (size_t i = 0; i < policy->env_name_count; i++) {
+		fputs(i + 1 == policy->env_name_count ? " and " : ", ", out);
+		tp_write_escaped(out, policy->env_names[i]);
+	}
+	fputs(" when the controller has them; ", out);
+	for (const char *const *n = tp_env_reserved_names; *n; n++)
+		fprintf(out, "%s%s", n == tp_env_reserved_names ? "" : ", ", *n);
+	/* HOME is the workspace unless listed (then it is the controller's). */
+	for (size_t i = 0; i < policy->env_name_count && !home_listed; i++)
+		home_listed = strcmp(policy->env_names[i], "HOME") == 0;
+	fputs(home_listed ? " set by tether" : " set by tether, and HOME to the workspace", out);
+	fputs("; nothing else\n", out);
+}
+
 /* ---- network -------------------------------------------------------------- */
 
 /*
@@ -345,6 +390,8 @@ int tp_explain_write(const struct tp_policy *policy, FILE *out)
 
 	if (policy->mode == TP_MODE_AUDIT)
 		fputs("mode: audit: nothing a path rule denies is denied, only recorded\n", out);
+	write_identity(out, policy);
+	write_environment(out, policy);
 	r = write_filesystem(out, policy);
 	if (r < 0)
 		return r;

@@ -32,19 +32,30 @@ const char *const tp_term_names[TP_TERM_COUNT] = {
 const struct tp_field_info tp_fields[] = {
 	/* K */
 	ENFORCED("@syscalls", K,
-		 "seccomp filter (x86-64): the new mount API, mount_setattr and setns fail with EPERM"),
+		 "seccomp filter (x86-64): the new mount API (fsopen, fsconfig, fsmount, "
+		 "move_mount, open_tree, fspick) and mount_setattr fail with EPERM; setns is "
+		 "refused by the dropped capabilities and recorded"),
 	ENFORCED("@kernel_load", K,
-		 "BPF-LSM bpf, kernel_load_data, kernel_read_file, kernel_module_request: "
-		 "no bpf(), module, firmware or kexec image loads from a run"),
-	NOT_ENFORCED("@capabilities", K,
-		     "capabilities are not dropped: a run keeps the controller's (see identity.uid)"),
+		 "BPF-LSM bpf, kernel_load_data, kernel_read_file, kernel_module_request: no bpf(), "
+		 "module, firmware or kexec image loads from a run; BPF-LSM perf_event_open, "
+		 "userns_create (no new user namespace), key_permission (no keyctl on keys outside "
+		 "the run's own session keyring), syslog and settime; no write to cgroup, bpf, "
+		 "securityfs, debugfs or tracefs files (by superblock)"),
+	ENFORCED("@capabilities", K,
+		 "every capability dropped from all five sets (effective, permitted, inheritable, "
+		 "bounding, ambient) and the securebits locked before exec, with no_new_privs: "
+		 "no setuid or file-capability binary gives one back; BPF-LSM capable refuses "
+		 "(and records) any capability check that would still succeed"),
 	/* P */
 	ENFORCED("@process_tree", P,
 		 "clone3(CLONE_INTO_CGROUP) places the first process in the run's cgroup; "
 		 "BPF-LSM task_alloc refuses CLONE_INTO_CGROUP out of it"),
 	ENFORCED("@signals_ptrace", P,
-		 "BPF-LSM task_kill and ptrace_access_check: no signal, ptrace or /proc/PID/fd "
-		 "access to processes outside the run"),
+		 "BPF-LSM task_kill, file_fcntl (F_SETOWN), ptrace_access_check and "
+		 "ptrace_traceme: no signal, SIGIO, ptrace or /proc/PID/fd access to processes "
+		 "outside the run; task_setnice, task_setioprio, task_setscheduler, "
+		 "task_prlimit and task_movememory: no changing their priority, scheduling, "
+		 "limits or memory placement"),
 	ENFORCED("@unix_sockets", P,
 		 "BPF-LSM unix_stream_connect and unix_may_send: no unix socket of a process outside "
 		 "the run unless a rule grants CONNECT at its path or lists its abstract name"),
@@ -113,18 +124,41 @@ const struct tp_field_info tp_fields[] = {
 	/* I */
 	RECORDED("identity.tenant", I, "recorded in the policy, its digest and the run record"),
 	RECORDED("identity.run_id", I, "recorded in the policy, its digest and the run record"),
-	GAP("identity.uid", I, "runs keep the controller's uid (root) and capabilities"),
-	GAP("identity.gid", I, "runs keep the controller's gid and supplementary groups"),
+	ENFORCED("identity.uid", I,
+		 "setresuid() to the uid before exec (default 65534, nobody), with every capability "
+		 "dropped: uid 0 owns root's files and nothing more; a fresh session keyring"),
+	ENFORCED("identity.gid", I,
+		 "setresgid() to the gid (default: the uid) and setgroups() to none before exec: "
+		 "no supplementary groups"),
+	ENFORCED("environment", I,
+		 "the run's environment is built from an allow list before exec: PATH, LANG, "
+		 "LANGUAGE, LC_*, TERM, TZ and the listed names, when the controller has them; "
+		 "tether sets TMPDIR, and HOME to the workspace unless HOME is listed; every other "
+		 "variable is dropped"),
 	GAP("cleanup.revoke_credentials", I,
 	    "tether issues no credentials and cannot revoke ones the run obtained"),
 	/* R */
-	GAP("resources.cpu", R, "cgroup v2 cpu.max is not set by this version"),
-	GAP("resources.memory_bytes", R, "cgroup v2 memory.max is not set by this version"),
-	GAP("resources.process_count", R, "cgroup v2 pids.max is not set by this version"),
+	ENFORCED("resources.cpu", R,
+		 "cgroup v2 cpu.max: the run's threads together get cpu x 100 ms of CPU time per "
+		 "100 ms period, and are throttled past it"),
+	ENFORCED("resources.memory_bytes", R,
+		 "cgroup v2 memory.max, with memory.swap.max 0 and memory.oom.group 1: past it the "
+		 "kernel reclaims, then OOM-kills the run's processes together; the run ends "
+		 "budget_exhausted"),
+	ENFORCED("resources.process_count", R,
+		 "cgroup v2 pids.max (threads count): fork, clone and pthread_create fail with "
+		 "EAGAIN at the limit; a run that keeps hitting it ends budget_exhausted"),
 	GAP("resources.disk_bytes", R, "the workspace is not a size-limited file system"),
-	GAP("resources.open_files", R, "RLIMIT_NOFILE is not set by this version"),
-	GAP("resources.output_bytes", R, "the run's output is not captured or capped"),
-	GAP("resources.wall_clock", R, "runs are not timed out by this version"),
+	ENFORCED("resources.open_files", R,
+		 "RLIMIT_NOFILE, soft and hard, set before exec: opening past it fails with EMFILE, "
+		 "and without capabilities the run cannot raise it"),
+	ENFORCED("resources.output_bytes", R,
+		 "the controller reads the run's stdout and stderr through pipes and keeps the "
+		 "first output_bytes of them; past that it records the truncation and ends the run "
+		 "(budget_exhausted)"),
+	ENFORCED("resources.wall_clock", R,
+		 "the controller's timer writes cgroup.kill when it expires, killing every process "
+		 "of the run at once; the run ends timed_out"),
 	GAP("filesystem.workspace.max_bytes", R,
 	    "the workspace is not a size-limited file system"),
 	/* T */
@@ -158,8 +192,12 @@ const struct tp_field_info tp_fields[] = {
 
 bool tp_field_former_gap(const char *field)
 {
-	static const char *const former[] = { "filesystem.exec", "filesystem.deny",
-					      "network_egress.default", "network_egress.max_bytes" };
+	static const char *const former[] = {
+		"filesystem.exec", "filesystem.deny", "network_egress.default",
+		"network_egress.max_bytes", "identity.uid", "identity.gid", "resources.cpu",
+		"resources.memory_bytes", "resources.process_count", "resources.open_files",
+		"resources.output_bytes", "resources.wall_clock",
+	};
 
 	for (size_t i = 0; i < sizeof(former) / sizeof(former[0]); i++)
 		if (strcmp(former[i], field) == 0)
@@ -205,10 +243,6 @@ int tp_policy_check_gaps(const struct tp_policy *policy, char *why, size_t why_l
 		needed[n++] = "filesystem.inputs.digest";
 	if (policy->flags & TP_POLICY_IMAGE_DIGEST)
 		needed[n++] = "image_digest";
-	if (policy->flags & TP_POLICY_UID)
-		needed[n++] = "identity.uid";
-	if (policy->flags & (TP_POLICY_UID | TP_POLICY_GID))
-		needed[n++] = "identity.gid";
 	if (policy->workspace_source)
 		needed[n++] = "filesystem.workspace.source";
 	if (policy->workspace_mode != TP_WORKSPACE_EXISTING)

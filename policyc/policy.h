@@ -165,6 +165,33 @@ enum tp_limit {
 /* "resources.cpu", ...: the envelope key of each limit. */
 extern const char *const tp_limit_keys[TP_LIMIT_COUNT];
 
+/* identity.uid and identity.gid: 65534 ("nobody") by default, at most TP_ID_MAX
+ * ((uid_t)-1 means "unchanged" to setresuid and is refused). */
+#define TP_DEFAULT_ID 65534u
+#define TP_ID_MAX 4294967294u
+
+/*
+ * sandbox.environment: names of [A-Za-z_][A-Za-z0-9_]*, 1..TP_ENV_NAME_MAX
+ * bytes, at most TP_ENV_NAMES_MAX of them.
+ */
+#define TP_ENV_NAME_MAX 128
+#define TP_ENV_NAMES_MAX 256
+/*
+ * What every run gets from the controller's environment when set there,
+ * whatever the policy lists: PATH, LANG, LANGUAGE, LC_* (an entry ending in
+ * '*' is a prefix), TERM, TZ.  NULL-terminated.  The compiler drops listed
+ * names this set covers, so listing one changes nothing, not even the digest.
+ */
+extern const char *const tp_env_default_names[];
+/* What tether sets itself, always (TMPDIR: the run's temporary directory):
+ * listing one is an error.  HOME is the workspace unless the policy lists
+ * HOME.  NULL-terminated. */
+extern const char *const tp_env_reserved_names[];
+/* Whether `name` is a variable name of sandbox.environment's syntax. */
+bool tp_env_name_valid(const char *name);
+/* Whether tp_env_default_names covers `name`. */
+bool tp_env_name_is_default(const char *name);
+
 enum tp_workspace_mode {
 	TP_WORKSPACE_EXISTING = 0,	/* use (and create if missing) the directory at path */
 	TP_WORKSPACE_FRESH = 1,		/* must be new or empty */
@@ -203,8 +230,12 @@ struct tp_envelope {
 	/* sandbox.identity */
 	char *tenant;
 	char *run_id;
-	bool has_uid, has_gid;
-	uint32_t uid, gid;
+	bool has_uid, has_gid;		/* written in the file */
+	uint32_t uid, gid;		/* as written, else the defaults: uid TP_DEFAULT_ID,
+					 * gid the uid */
+	/* sandbox.environment: variable names as written (valid, no duplicates) */
+	char **env_names;
+	size_t env_name_count;
 	/* sandbox.filesystem */
 	struct tp_input *inputs;
 	size_t input_count;
@@ -284,10 +315,13 @@ struct tp_host_rule {
 	uint16_t port_min, port_max;
 };
 
+/*
+ * Bits 1 and 2 were "uid is set" and "gid is set" up to format 2; since
+ * format 3 uid and gid always hold the run's ids, and the bits are unused
+ * (a policy with them set is refused).
+ */
 enum tp_policy_flags {
 	TP_POLICY_IMAGE_DIGEST = 1u << 0,	/* image_digest is set */
-	TP_POLICY_UID = 1u << 1,		/* uid is set */
-	TP_POLICY_GID = 1u << 2,		/* gid is set */
 	TP_POLICY_ARTIFACTS_SCAN = 1u << 3,
 	TP_POLICY_ARTIFACTS_HASH = 1u << 4,
 	TP_POLICY_REVOKE_CREDENTIALS = 1u << 5,
@@ -308,6 +342,13 @@ struct tp_policy {
 	char *runtime_revision;		/* NULL or text */
 	char *tenant;
 	char *run_id;
+	/*
+	 * The ids the run's processes have: setresgid(gid), setgroups(0, NULL),
+	 * setresuid(uid), every capability dropped.  Always set: an envelope
+	 * without them gets TP_DEFAULT_ID (65534, "nobody") for the uid, and the
+	 * uid for the gid.  0..TP_ID_MAX; uid 0 owns root's files but has no
+	 * capabilities.
+	 */
 	uint32_t uid, gid;
 
 	char *workspace;		/* absolute */
@@ -348,6 +389,16 @@ struct tp_policy {
 
 	char *audit_sink;		/* NULL: stderr */
 
+	/*
+	 * Environment variables that pass from the controller's environment
+	 * into the run when set there, besides tp_env_default_names: bytewise,
+	 * each a valid name (tp_env_name_valid()), none covered by the default
+	 * set, none of tp_env_reserved_names; at most TP_ENV_NAMES_MAX.  Every
+	 * other variable is dropped.
+	 */
+	char **env_names;
+	size_t env_name_count;
+
 	/* Acknowledged gaps, by field name: those the envelope triggers, all of them
 	 * gaps of this version (tp_policy_load_file() refuses a .tpol listing others). */
 	char **gaps;
@@ -378,7 +429,9 @@ int tp_policy_load_file(const char *path, struct tp_policy **out, struct tp_diag
 /* ---- the binary form and the digest ------------------------------------ */
 
 #define TP_FORMAT_MAGIC "TPOL"		/* 4 bytes */
-#define TP_FORMAT_VERSION 2u	/* 2: abstract_sockets */
+/* 2: abstract_sockets; 3: environment, uid and gid always set (format 2 meant the
+ * controller's ids when unset: such files are refused, recompile the envelope). */
+#define TP_FORMAT_VERSION 3u
 /* sun_path holds 108 bytes; an abstract name is those after the leading NUL. */
 #define TP_ABSTRACT_SOCKET_MAX TETHER_ABSTRACT_NAME_MAX
 

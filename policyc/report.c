@@ -9,20 +9,21 @@
  *
  *   K: kernel and system-call boundary
  *     enforced                     @syscalls: seccomp filter ...
- *     NOT ENFORCED                 @capabilities: capabilities are not dropped ...
+ *     enforced                     @capabilities: every capability dropped ...
  *   ...
  *   N: network egress
  *     enforced                     network_egress.default: cgroup connect4/6 and ...
  *     NOT ENFORCED (acknowledged)  network_egress.methods: HTTP methods need ...
  *   I: workload identity and credentials
+ *     enforced                     identity.uid: setresuid() to the uid ...
+ *   ...
+ *   R: resource control
  *     nothing set by this policy
  *   ...
  *
  *   acknowledged gaps:
  *     network_egress.methods
- *   other fields not enforced:
- *     @capabilities
- *   guarantee holds for: P F T C; does not hold for: K N; not claimed by this policy: I R
+ *   guarantee holds for: K P F I T C; does not hold for: N; not claimed by this policy: R
  *
  * A term does not hold when any row of it that applies is NOT_ENFORCED,
  * acknowledged or not: acknowledging a gap makes compiling succeed, it does
@@ -62,8 +63,10 @@ static bool any_rule_with(const struct tp_policy *policy, uint32_t mask, uint32_
  *   - every other row: when the policy sets the field, or when the field is
  *     required or its default is itself a restriction the run relies on
  *     (filesystem.root, filesystem.workspace.path, filesystem.devices: [],
- *     network_egress.default: deny, cleanup.verify_process_tree, mode,
- *     audit.sink).  network_egress.dns also applies when the policy lists a
+ *     network_egress.default: deny, identity.uid and identity.gid (65534 by
+ *     default), environment (the default allow list),
+ *     cleanup.verify_process_tree, mode, audit.sink).  A limit applies when
+ *     it is set: an unset one is unlimited.  network_egress.dns also applies when the policy lists a
  *     hostname: the run's DNS proxy is what lets it reach one.
  *
  * A row this function does not know applies: a row too many in the report
@@ -121,8 +124,10 @@ static bool row_applies(const struct tp_policy *policy, const struct tp_field_in
 		return policy->host_rule_count > 0 || policy->dns_upstream_count > 0 ||
 		       policy->dns_ttl_min_s != DNS_TTL_MIN_DEFAULT_S ||
 		       policy->dns_ttl_max_s != DNS_TTL_MAX_DEFAULT_S;
-	if (!strcmp(f, "network_egress.max_bytes"))
-		return policy->limits[TP_LIMIT_EGRESS_BYTES] != 0;
+	/* A limit that is not set is unlimited: nothing to enforce. */
+	for (int i = 0; i < TP_LIMIT_COUNT; i++)
+		if (!strcmp(f, tp_limit_keys[i]))
+			return policy->limits[i] != 0;
 	if (!strcmp(f, "identity.tenant"))
 		return policy->tenant != NULL;
 	if (!strcmp(f, "identity.run_id"))

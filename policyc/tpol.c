@@ -11,9 +11,9 @@
  *
  * Layout (all integers little-endian, written byte by byte):
  *
- *   header      "TPOL"  u16 version (2)  u16 reserved (0)  u32 total length
+ *   header      "TPOL"  u16 version (3)  u16 reserved (0)  u32 total length
  *               (of everything, header included)
- *   sections    each: u16 id, u32 length of its body, body; all thirteen are
+ *   sections    each: u16 id, u32 length of its body, body; all fourteen are
  *               present, in this order, and each body is consumed exactly:
  *
  *    1 identity    u32 mode, u32 flags, 32 bytes image_digest,
@@ -32,6 +32,12 @@
  *   11 audit       ostr audit_sink
  *   12 gaps        u32 n, n x str
  *   13 abstract_sockets  u32 n, n x str  (version 2)
+ *   14 environment u32 n, n x str  (version 3)
+ *
+ * Version 3 also changed the meaning of uid and gid: they are the run's ids
+ * (the compiler writes the defaults in), where version 2 had a flag for
+ * each and left the run with the controller's ids without it.  A reader
+ * knows one version and refuses the others.
  *
  *   str   u32 length, then the bytes (no NUL among them, no terminator)
  *   ostr  u8 present (0 or 1); when 1, a str follows.  NULL and "" differ.
@@ -45,7 +51,8 @@
  *     ports are 1..65535 with port_min <= port_max; prefixlen <= 128 and
  *     address bits below the prefix are zero; dns_ttl_min_s <= dns_ttl_max_s;
  *   - a value whose presence flag is clear is zero (image_digest without
- *     TP_POLICY_IMAGE_DIGEST, uid, gid, an input digest without has_digest);
+ *     TP_POLICY_IMAGE_DIGEST, an input digest without has_digest);
+ *   - uid and gid are at most TP_ID_MAX;
  *   - lists are strictly increasing in the order policy.h gives (so free of
  *     duplicates); dns upstreams keep their order but hold no duplicate;
  *   - strings: paths are normalised ("/" or "/a/b": no empty, "." or ".."
@@ -58,7 +65,9 @@
  *     methods HTTP tokens without lower-case letters, at most 64 bytes; gaps
  *     an optional '@' then [a-z0-9_.], 1..128 bytes; runtime_revision,
  *     tenant and run_id any bytes but NUL, at most 253; abstract
- *     socket names any bytes but NUL, 1..107.
+ *     socket names any bytes but NUL, 1..107; environment names
+ *     [A-Za-z_][A-Za-z0-9_]*, 1..128 bytes, at most 256 of them, none
+ *     that tp_env_default_names covers or that tether sets itself.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -82,7 +91,7 @@
 #define TPOL_GAP_MAX 128
 
 #define TPOL_KNOWN_FLAGS                                                            \
-	(TP_POLICY_IMAGE_DIGEST | TP_POLICY_UID | TP_POLICY_GID |                   \
+	(TP_POLICY_IMAGE_DIGEST |                                                   \
 	 TP_POLICY_ARTIFACTS_SCAN | TP_POLICY_ARTIFACTS_HASH |                      \
 	 TP_POLICY_REVOKE_CREDENTIALS | TP_POLICY_VERIFY_PROCESS_TREE |             \
 	 TP_POLICY_AUDIT_FAIL_CLOSED | TP_POLICY_AUDIT_RECORD_ALLOWED)
@@ -101,7 +110,8 @@ enum tpol_section {
 	TPOL_AUDIT,
 	TPOL_GAPS,
 	TPOL_ABSTRACT_SOCKETS,
-	TPOL_SECTION_LAST = TPOL_ABSTRACT_SOCKETS,
+	TPOL_ENVIRONMENT,
+	TPOL_SECTION_LAST = TPOL_ENVIRONMENT,
 };
 
 static const char *const tpol_section_names[TPOL_SECTION_LAST + 1] = {
@@ -112,6 +122,7 @@ static const char *const tpol_section_names[TPOL_SECTION_LAST + 1] = {
 	[TPOL_LIMITS] = "limits",	[TPOL_ARTIFACTS] = "artifacts",
 	[TPOL_AUDIT] = "audit",		[TPOL_GAPS] = "gaps",
 	[TPOL_ABSTRACT_SOCKETS] = "abstract_sockets",
+	[TPOL_ENVIRONMENT] = "environment",
 };
 
 static int set_why(char *why, size_t why_len, const char *fmt, ...)
@@ -172,6 +183,7 @@ void tp_policy_free(struct tp_policy *policy)
 	free(policy->audit_sink);
 	free_strv(policy->gaps, policy->gap_count);
 	free_strv(policy->abstract_sockets, policy->abstract_socket_count);
+	free_strv(policy->env_names, policy->env_name_count);
 	free(policy);
 }
 
@@ -351,6 +363,7 @@ enum string_shape {
 	SHAPE_HOST,
 	SHAPE_METHOD,
 	SHAPE_GAP,
+	SHAPE_ENV_NAME,		/* tp_env_name_valid() */
 };
 
 static int check_string(const char *what, size_t i, const char *s, size_t max,
@@ -387,6 +400,9 @@ static int check_string(const char *what, size_t i, const char *s, size_t max,
 	case SHAPE_GAP:
 		ok = gap_valid(s);
 		break;
+	case SHAPE_ENV_NAME:
+		ok = tp_env_name_valid(s);
+		break;
 	}
 	if (!ok) {
 		static const char *const shape_names[] = {
@@ -396,6 +412,7 @@ static int check_string(const char *what, size_t i, const char *s, size_t max,
 			[SHAPE_HOST] = "a lower-case host name",
 			[SHAPE_METHOD] = "an upper-case HTTP method",
 			[SHAPE_GAP] = "a field name",
+			[SHAPE_ENV_NAME] = "an environment variable name",
 		};
 
 		return set_why(why, why_len, "%s '%s' is not %s", label,
@@ -451,10 +468,10 @@ static int check_identity(const struct tp_policy *p, char *why, size_t why_len)
 			       p->flags & ~(uint32_t)TPOL_KNOWN_FLAGS);
 	if (!(p->flags & TP_POLICY_IMAGE_DIGEST) && !all_zero(p->image_digest, 32))
 		return set_why(why, why_len, "image_digest is set without the image digest flag");
-	if (!(p->flags & TP_POLICY_UID) && p->uid)
-		return set_why(why, why_len, "uid %u is set without the uid flag", p->uid);
-	if (!(p->flags & TP_POLICY_GID) && p->gid)
-		return set_why(why, why_len, "gid %u is set without the gid flag", p->gid);
+	if (p->uid > TP_ID_MAX)
+		return set_why(why, why_len, "uid %u is (uid_t)-1, not an id", p->uid);
+	if (p->gid > TP_ID_MAX)
+		return set_why(why, why_len, "gid %u is (gid_t)-1, not an id", p->gid);
 	r = check_optional("runtime_revision", p->runtime_revision, TPOL_TEXT_MAX, SHAPE_TEXT,
 			   why, why_len);
 	if (!r)
@@ -612,6 +629,30 @@ static int check_network(const struct tp_policy *p, char *why, size_t why_len)
 	return 0;
 }
 
+static int check_environment(const struct tp_policy *p, char *why, size_t why_len)
+{
+	int r;
+
+	if (p->env_name_count > TP_ENV_NAMES_MAX)
+		return set_why(why, why_len, "environment has %zu names, more than %d",
+			       p->env_name_count, TP_ENV_NAMES_MAX);
+	r = check_strv("environment", p->env_names, p->env_name_count, TP_ENV_NAME_MAX,
+		       SHAPE_ENV_NAME, why, why_len);
+	for (size_t i = 0; !r && i < p->env_name_count; i++) {
+		const char *name = p->env_names[i];
+
+		/* Listing a default changes nothing: one encoding per meaning. */
+		if (tp_env_name_is_default(name))
+			return set_why(why, why_len, "environment[%zu] '%s' is passed by default",
+				       i, name);
+		for (const char *const *n = tp_env_reserved_names; *n; n++)
+			if (strcmp(*n, name) == 0)
+				return set_why(why, why_len, "environment[%zu] '%s' is set by "
+					       "tether", i, name);
+	}
+	return r;
+}
+
 /*
  * The one definition of "canonical", used by the encoder (which refuses) and
  * by the decoder (on what it decoded), so neither accepts what the other
@@ -631,6 +672,8 @@ static int policy_check(const struct tp_policy *p, char *why, size_t why_len)
 	if (!r)
 		r = check_strv("gaps", p->gaps, p->gap_count, TPOL_GAP_MAX, SHAPE_GAP, why,
 			       why_len);
+	if (!r)
+		r = check_environment(p, why, why_len);
 	return r;
 }
 
@@ -1118,6 +1161,10 @@ static const struct list_format abstract_socket_list = {
 	get_str_item,
 };
 
+static const struct list_format env_name_list = {
+	"environment", sizeof(char *), TPOL_STR_MIN, TP_ENV_NAME_MAX, put_str_item, get_str_item,
+};
+
 /* ---- encoding ---------------------------------------------------------- */
 
 /* Writes the section header; the length is filled in by section_end(). */
@@ -1195,6 +1242,7 @@ static void encode_sections(struct writer *w, const struct tp_policy *p)
 	put_list_section(w, TPOL_GAPS, &gap_list, p->gaps, p->gap_count);
 	put_list_section(w, TPOL_ABSTRACT_SOCKETS, &abstract_socket_list, p->abstract_sockets,
 			 p->abstract_socket_count);
+	put_list_section(w, TPOL_ENVIRONMENT, &env_name_list, p->env_names, p->env_name_count);
 }
 
 int tp_policy_encode(const struct tp_policy *policy, uint8_t **out, size_t *out_len)
@@ -1323,6 +1371,7 @@ static void decode_sections(struct reader *rd, struct tp_policy *p)
 	p->gaps = get_list_section(rd, TPOL_GAPS, &gap_list, &p->gap_count);
 	p->abstract_sockets = get_list_section(rd, TPOL_ABSTRACT_SOCKETS, &abstract_socket_list,
 					       &p->abstract_socket_count);
+	p->env_names = get_list_section(rd, TPOL_ENVIRONMENT, &env_name_list, &p->env_name_count);
 }
 
 int tp_policy_decode(const uint8_t *data, size_t len, struct tp_policy **out,

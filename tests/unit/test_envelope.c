@@ -373,11 +373,8 @@ Test(envelope, destinations_limits_and_flags_compile_canonically)
 	cr_expect_eq(p->limits[TP_LIMIT_PROCESS_COUNT], 0);
 	cr_expect_eq(p->limits[TP_LIMIT_EGRESS_BYTES], 100ull << 20);
 	cr_expect(p->flags & TP_POLICY_VERIFY_PROCESS_TREE);
-	/* the limits' gaps, sorted; max_bytes is enforced and none */
-	cr_assert_eq(p->gap_count, 3);
-	cr_expect_str_eq(p->gaps[0], "resources.cpu");
-	cr_expect_str_eq(p->gaps[1], "resources.memory_bytes");
-	cr_expect_str_eq(p->gaps[2], "resources.wall_clock");
+	/* every limit here is enforced: the acknowledgements (former gaps) are dropped */
+	cr_expect_eq(p->gap_count, 0);
 	tp_policy_free(p);
 }
 
@@ -453,6 +450,82 @@ Test(envelope, abstract_sockets_compile_and_diff)
 	tp_policy_free(two);
 }
 
+/*
+ * sandbox.environment: sorted, defaults dropped, in the digest, round-tripped,
+ * diffed as grants; identity: always set, 65534 by default.
+ */
+Test(envelope, environment_and_identity_compile_and_diff)
+{
+	struct tp_policy *none = compile_text(BASE);
+	struct tp_policy *two = compile_text(BASE "  identity: {uid: 0}\n"
+					     "  environment: [ZZ, LC_ALL, A_B, PATH]\n");
+	struct tp_policy *back = NULL;
+	uint8_t *bytes = NULL;
+	char *text = NULL;
+	size_t len = 0, n = 0;
+	bool widened = false;
+	FILE *out = open_memstream(&text, &len);
+
+	cr_assert_not_null(out);
+	cr_expect_eq(none->uid, 65534);
+	cr_expect_eq(none->gid, 65534);
+	cr_expect_eq(none->env_name_count, 0);
+	cr_expect_eq(two->uid, 0);
+	cr_expect_eq(two->gid, 0);
+	cr_assert_eq(two->env_name_count, 2);
+	cr_expect_str_eq(two->env_names[0], "A_B");
+	cr_expect_str_eq(two->env_names[1], "ZZ");
+	cr_assert_eq(tp_policy_encode(two, &bytes, &n), 0);
+	cr_assert_eq(tp_policy_decode(bytes, n, &back, NULL, 0), 0);
+	cr_expect_eq(back->env_name_count, 2);
+	cr_expect_eq(back->uid, 0);
+	cr_expect_eq(tp_diff_write(none, two, out, &widened), 0);
+	fclose(out);
+	cr_expect(widened, "%s", text);
+	cr_expect_str_eq(text, "widened: identity.uid 0 (was: 65534)\n"
+			       "widened: identity.gid 0 (was: 65534)\n"
+			       "widened: may get environment variable A_B\n"
+			       "widened: may get environment variable ZZ\n");
+	free(text);
+	text = capture(tp_explain_write, two);
+	cr_expect_not_null(strstr(text, "runs as: uid 0, gid 0, no supplementary groups, no "
+				  "capabilities\n  uid 0: the run owns root's files and may read and "
+				  "change them as their owner wherever its rules allow, but it has no "
+				  "capabilities\n  gid 0: "), "%s", text);
+	cr_expect_not_null(strstr(text, "environment: PATH, LANG, LANGUAGE, LC_*, TERM, TZ, A_B "
+				  "and ZZ when the controller has them; TMPDIR set by tether, and "
+				  "HOME to the workspace; nothing else\n"), "%s", text);
+	free(text);
+	free(bytes);
+	tp_policy_free(back);
+	tp_policy_free(none);
+	tp_policy_free(two);
+}
+
+/* A hand-built envelope the parser would refuse does not compile. */
+Test(envelope, compile_refuses_an_environment_the_parser_would_refuse)
+{
+	static const char *const bad[] = { "TMPDIR", "A=B", "", "1X" };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		struct tp_envelope *env = NULL;
+		struct tp_policy *p = NULL;
+		char *names[] = { strdup(bad[i]) };
+		char **saved;
+
+		cr_assert_eq(tp_envelope_parse("t.yaml", BASE, strlen(BASE), &env, &diags), 0);
+		saved = env->env_names;
+		env->env_names = names;
+		env->env_name_count = 1;
+		cr_expect_eq(tp_policy_compile("t.yaml", env, &p, &diags), -EINVAL, "%s", bad[i]);
+		cr_expect_null(p);
+		env->env_names = saved;
+		env->env_name_count = 0;
+		free(names[0]);
+		tp_envelope_free(env);
+	}
+}
+
 /* Rules below a protected path stay, whatever their parent grants. */
 Test(envelope, rules_below_protected_paths_are_kept)
 {
@@ -474,14 +547,16 @@ Test(envelope, rules_below_protected_paths_are_kept)
 Test(envelope, acknowledging_a_gap_that_does_not_apply_is_accepted_and_dropped)
 {
 	struct tp_policy *p = compile_text(BASE "  identity: {uid: 10000}\n"
-		"  acknowledge_unenforced: [resources.cpu, filesystem.exec, identity.uid,\n"
-		"    network_egress.methods, identity.gid]\n");
+		"  resources: {disk_bytes: 1GiB}\n"
+		"  workspace_lifetime: one_run\n"
+		"  acknowledge_unenforced: [workspace_lifetime, cleanup.lease, filesystem.exec,\n"
+		"    identity.uid, network_egress.methods, resources.disk_bytes, identity.gid]\n");
 
-	/* resources.cpu, network_egress.methods: not set; filesystem.exec: enforced since
-	 * issue 4; the uid's gaps stay, sorted */
+	/* cleanup.lease, network_egress.methods: not set; filesystem.exec, identity.uid and
+	 * identity.gid: enforced now; the two that apply stay, sorted */
 	cr_assert_eq(p->gap_count, 2);
-	cr_expect_str_eq(p->gaps[0], "identity.gid");
-	cr_expect_str_eq(p->gaps[1], "identity.uid");
+	cr_expect_str_eq(p->gaps[0], "resources.disk_bytes");
+	cr_expect_str_eq(p->gaps[1], "workspace_lifetime");
 	tp_policy_free(p);
 }
 
@@ -521,7 +596,18 @@ Test(envelope, acknowledging_a_former_gap_is_accepted_and_dropped)
 		  BASE "  network_egress: {default: deny, max_bytes: 100MiB}\n" },
 		{ BASE "  resources: {cpu: 2}\n"
 		  "  acknowledge_unenforced: [network_egress.default, resources.cpu]\n",
-		  BASE "  resources: {cpu: 2}\n  acknowledge_unenforced: [resources.cpu]\n" },
+		  BASE "  resources: {cpu: 2}\n" },
+		/* issue 6: the identity and every resource limit but disk_bytes */
+		{ BASE "  identity: {uid: 10000, gid: 10001}\n"
+		  "  resources: {cpu: 1.5, memory_bytes: 1GiB, process_count: 64, open_files: 256,\n"
+		  "    output_bytes: 1MiB, wall_clock: 5m, disk_bytes: 1GiB}\n"
+		  "  acknowledge_unenforced: [identity.uid, identity.gid, resources.cpu,\n"
+		  "    resources.memory_bytes, resources.process_count, resources.open_files,\n"
+		  "    resources.output_bytes, resources.wall_clock, resources.disk_bytes]\n",
+		  BASE "  identity: {uid: 10000, gid: 10001}\n"
+		  "  resources: {cpu: 1.5, memory_bytes: 1GiB, process_count: 64, open_files: 256,\n"
+		  "    output_bytes: 1MiB, wall_clock: 5m, disk_bytes: 1GiB}\n"
+		  "  acknowledge_unenforced: [resources.disk_bytes]\n" },
 	};
 
 	for (size_t i = 0; i < sizeof(texts) / sizeof(*texts); i++) {
@@ -529,9 +615,9 @@ Test(envelope, acknowledging_a_former_gap_is_accepted_and_dropped)
 		char *with = encode_hex(texts[i][0]), *without = encode_hex(texts[i][1]);
 
 		for (size_t g = 0; g < p->gap_count; g++)
-			cr_expect(strncmp(p->gaps[g], "network_egress.", 15) != 0, "%zu: %s", i,
+			cr_expect(strcmp(p->gaps[g], "resources.disk_bytes") == 0, "%zu: %s", i,
 				  p->gaps[g]);
-		cr_expect_eq(p->gap_count, i == 2 ? 1 : 0, "%zu", i);
+		cr_expect_eq(p->gap_count, i == 3 ? 1 : 0, "%zu", i);
 		cr_expect_str_eq(with, without, "%zu:\n%s", i, texts[i][0]);
 		free(with);
 		free(without);
@@ -603,11 +689,43 @@ static const char *const same_meaning[][5] = {
 		NULL,
 	},
 	{
+		/* gid defaults to the uid; acknowledging the former gaps changes nothing */
+		BASE "  identity: {uid: 10000}\n",
 		BASE "  identity: {uid: 10000}\n"
 		"  acknowledge_unenforced: [identity.uid, identity.gid]\n",
 		BASE "  identity: {gid: 10000, uid: 10000}\n"
 		"  acknowledge_unenforced: [filesystem.exec, network_egress.default, identity.uid,\n"
 		"    identity.gid]\n",
+		NULL,
+	},
+	{
+		/* the default identity, 65534:65534, written out or not */
+		BASE,
+		BASE "  identity: {uid: 65534}\n",
+		BASE "  identity: {gid: 65534}\n",
+		BASE "  identity: {uid: 65534, gid: 65534}\n"
+		"  acknowledge_unenforced: [identity.uid, identity.gid]\n",
+		NULL,
+	},
+	{
+		/* the default environment, written out or not */
+		BASE,
+		BASE "  environment: []\n",
+		BASE "  environment: [PATH, LC_ALL, TERM, LANG, LANGUAGE, TZ, LC_CTYPE]\n",
+		NULL,
+	},
+	{
+		/* names in any order; defaults among them change nothing */
+		BASE "  environment: [CI, GIT_AUTHOR_NAME]\n",
+		BASE "  environment: [GIT_AUTHOR_NAME, PATH, CI]\n",
+		BASE "  environment:\n    - LC_MESSAGES\n    - \"GIT_AUTHOR_NAME\"\n    - CI\n",
+		NULL,
+	},
+	{
+		/* fractions of a CPU, in CPUs or milli-CPUs */
+		BASE "  resources: {cpu: 1.5}\n",
+		BASE "  resources: {cpu: 1500m}\n",
+		BASE "  resources: {cpu: '1.500'}\n  acknowledge_unenforced: [resources.cpu]\n",
 		NULL,
 	},
 };
@@ -633,6 +751,8 @@ static const struct {
 	const char *from, *to;
 } meaning_changes[] = {
 	{ "tenant: acme", "tenant: acmf" },
+	{ "- NODE_ENV", "- NODE_ENW" },
+	{ "- CI\n", "- CJ\n" },
 	{ "run_id: run_85a", "run_id: run_85b" },
 	{ "uid: 10000", "uid: 10001" },
 	{ "gid: 10000", "gid: 10001" },
@@ -705,22 +825,20 @@ Test(envelope, any_change_of_meaning_changes_the_digest)
 
 Test(envelope, unacknowledged_gaps_are_errors_at_the_field)
 {
-	expect_error(BASE "  resources:\n    cpu: 2\n", 7, 5,
-		     "'resources.cpu' is not enforced by this version (cgroup v2 cpu.max is not set "
-		     "by this version); to run without it, list 'resources.cpu' under "
-		     "'acknowledge_unenforced'");
+	expect_error(BASE "  resources:\n    cpu: 2\n    disk_bytes: 1GiB\n", 8, 5,
+		     "'resources.disk_bytes' is not enforced by this version (the workspace is not "
+		     "a size-limited file system); to run without it, list 'resources.disk_bytes' "
+		     "under 'acknowledge_unenforced'");
 	/* the network's one gap left; acknowledging the former ones does not cover it */
 	expect_error(BASE "  network_egress:\n    allowed_destinations: [api.github.com:443]\n"
 		     "    methods: [GET]\n    max_bytes: 1GiB\n" FORMER_GAPS, 8, 5,
 		     "'network_egress.methods' is not enforced by this version (HTTP methods "
 		     "need an HTTP-aware proxy; tether filters addresses and ports only); to run "
 		     "without it, list 'network_egress.methods' under 'acknowledge_unenforced'");
-	/* gid's gap, which comes from its default (uid), is acknowledged; uid's own is not */
-	expect_error(BASE "  identity: {uid: 10000}\n  acknowledge_unenforced: [identity.gid]\n",
-		     6, 14,
-		     "'identity.uid' is not enforced by this version (runs keep the controller's "
-		     "uid (root) and capabilities); to run without it, list 'identity.uid' under "
-		     "'acknowledge_unenforced'");
+	expect_error(BASE "      max_bytes: 1GiB\n", 6, 7,
+		     "'filesystem.workspace.max_bytes' is not enforced by this version (the "
+		     "workspace is not a size-limited file system); to run without it, list "
+		     "'filesystem.workspace.max_bytes' under 'acknowledge_unenforced'");
 }
 
 Test(envelope, gaps_wait_until_the_keys_are_valid)
@@ -749,7 +867,7 @@ Test(envelope, all_errors_of_a_file_in_one_pass)
 	struct tp_envelope *env = NULL;
 	const char *text =
 		"sandbox:\n"
-		"  identity: {uid: 0}\n"
+		"  identity: {uid: 4294967295}\n"
 		"  filesystem:\n"
 		"    root: read_only\n"
 		"    workspace: {path: /ws, write: [src/*.c]}\n"
@@ -806,11 +924,11 @@ static int load_through_file(const struct tp_policy *p, struct tp_policy **loade
 Test(envelope, a_compiled_policy_without_a_needed_gap_is_refused)
 {
 	struct tp_policy *p = compile_text(BASE "  network_egress: {methods: [GET]}\n"
-		"  resources: {cpu: 2}\n"
-		"  acknowledge_unenforced: [resources.cpu, network_egress.methods]\n");
+		"  resources: {cpu: 2, disk_bytes: 1GiB}\n"
+		"  acknowledge_unenforced: [resources.disk_bytes, network_egress.methods]\n");
 	struct tp_policy *loaded = NULL;
 
-	/* gaps are sorted: [network_egress.methods, resources.cpu] */
+	/* gaps are sorted: [network_egress.methods, resources.disk_bytes]; cpu needs none */
 	cr_assert_eq(p->gap_count, 2);
 	cr_assert_str_eq(p->gaps[0], "network_egress.methods");
 	free(p->gaps[1]);
@@ -819,9 +937,9 @@ Test(envelope, a_compiled_policy_without_a_needed_gap_is_refused)
 	cr_expect_null(loaded);
 	cr_assert_eq(diags.count, 1);
 	cr_expect_str_eq(diags.items[0].message,
-			 "not a valid compiled policy: it relies on 'resources.cpu', which this "
-			 "version does not enforce (cgroup v2 cpu.max is not set by this version), "
-			 "without acknowledging it");
+			 "not a valid compiled policy: it relies on 'resources.disk_bytes', which "
+			 "this version does not enforce (the workspace is not a size-limited file "
+			 "system), without acknowledging it");
 	tp_policy_free(p);
 }
 
@@ -910,8 +1028,9 @@ Test(envelope, a_compiled_policy_with_an_unknown_gap_is_refused)
  */
 Test(envelope, a_compiled_policy_with_a_former_gap_is_refused)
 {
-	static const char *const former[] = { "network_egress.default",
-					      "network_egress.max_bytes" };
+	static const char *const former[] = { "network_egress.default", "network_egress.max_bytes",
+					      "identity.uid", "identity.gid", "resources.cpu",
+					      "resources.wall_clock" };
 
 	for (size_t i = 0; i < sizeof(former) / sizeof(*former); i++) {
 		struct tp_policy *p = compile_text(BASE "  network_egress: {max_bytes: 1GiB}\n");
@@ -946,13 +1065,14 @@ Test(envelope, a_compiled_policy_with_a_former_gap_is_refused)
 Test(envelope, every_unacknowledged_gap_is_reported)
 {
 	const char *text = BASE "  network_egress: {methods: [GET], max_bytes: 1GiB}\n"
-		"  resources: {cpu: 2, memory_bytes: 1GiB}\n";
+		"  resources: {cpu: 2, memory_bytes: 1GiB, disk_bytes: 1GiB}\n"
+		"  cleanup: {lease: 1h}\n";
 	struct tp_envelope *env = NULL;
 
 	cr_assert_eq(tp_envelope_parse("t.yaml", text, strlen(text), &env, &diags), -EINVAL);
-	/* max_bytes is enforced: no diagnostic for it */
+	/* max_bytes, cpu and memory_bytes are enforced: no diagnostic for them */
 	cr_assert_eq(diags.count, 3, "%s", diag_text());
 	cr_expect(strstr(diags.items[0].message, "'network_egress.methods'"));
-	cr_expect(strstr(diags.items[1].message, "'resources.cpu'"));
-	cr_expect(strstr(diags.items[2].message, "'resources.memory_bytes'"));
+	cr_expect(strstr(diags.items[1].message, "'resources.disk_bytes'"));
+	cr_expect(strstr(diags.items[2].message, "'cleanup.lease'"));
 }

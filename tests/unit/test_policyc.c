@@ -32,7 +32,7 @@
 #define VALID MINIMAL "  network_egress: {default: deny}\n"
 
 /* What unknown-key messages list, per mapping. */
-#define SANDBOX_KEYS "mode, image_digest, runtime_revision, identity, filesystem, network_egress, resources, workspace_lifetime, artifacts, cleanup, audit, acknowledge_unenforced"
+#define SANDBOX_KEYS "mode, image_digest, runtime_revision, identity, environment, filesystem, network_egress, resources, workspace_lifetime, artifacts, cleanup, audit, acknowledge_unenforced"
 #define FILESYSTEM_KEYS "root, inputs, workspace, read, write, exec, deny, connect, abstract_sockets, devices"
 #define WORKSPACE_KEYS "path, source, mode, max_bytes, write"
 #define TOP_KEYS "version, sandbox"
@@ -310,11 +310,12 @@ Test(policyc, errors_found_at_different_stages_come_out_in_file_order)
 {
 	/* Missing keys are known only after a mapping's end, duplicates too. */
 	cr_assert_eq(parse("sandbox:\n"
-			   "  identity: {uid: 0}\n"
+			   "  identity: {uid: 4294967295}\n"
 			   "  filesystem:\n"
 			   "    workspace: {path: /w, path: /v}\n"
 			   "  x: !custom 1\n"), -EINVAL);
-	expect_diag(0, 2, 19, "'uid' must not be 0: a run never runs as root");
+	expect_diag(0, 2, 19, "'uid' must not be 4294967295: that is (uid_t)-1, which the kernel "
+			      "reads as \"unchanged\", not an id");
 	expect_diag(1, 3, 3, "missing required key 'root' in 'sandbox.filesystem'");
 	expect_diag(2, 4, 27, "duplicate key 'path' (first defined at line 4)");
 	expect_diag(3, 5, 3, "unknown key 'x' in 'sandbox' (expected one of: " SANDBOX_KEYS ")");
@@ -779,6 +780,154 @@ Test(policyc, invalid_examples_match_expected_first_diagnostic)
 	}
 	closedir(dir);
 	cr_expect_geq(checked, 20, "only %zu invalid examples found", checked);
+}
+
+/* ---- identity and environment ------------------------------------------------ */
+
+/* Absent ids are 65534 ("nobody"); gid follows a written uid; 0 is an id like any other. */
+Test(policyc, identity_defaults_and_range)
+{
+	cr_assert_eq(parse(VALID), 0);
+	cr_expect(!env->has_uid && !env->has_gid);
+	cr_expect_eq(env->uid, 65534);
+	cr_expect_eq(env->gid, 65534);
+	fini();
+	cr_assert_eq(parse(VALID "  identity: {uid: 1000}\n"), 0, "%s",
+		     diags.count ? diags.items[0].message : "");
+	cr_expect_eq(env->uid, 1000);
+	cr_expect_eq(env->gid, 1000);
+	fini();
+	cr_assert_eq(parse(VALID "  identity: {gid: 50}\n"), 0);
+	cr_expect_eq(env->uid, 65534);
+	cr_expect_eq(env->gid, 50);
+	fini();
+	/* root's ids: allowed (no capabilities, no gap to acknowledge) */
+	cr_assert_eq(parse(VALID "  identity: {uid: 0, gid: 0}\n"), 0);
+	cr_expect_eq(env->uid, 0);
+	cr_expect_eq(env->gid, 0);
+	cr_expect_eq(env->gap_count, 0);
+	fini();
+	cr_assert_eq(parse(VALID "  identity: {uid: 4294967294, gid: 4294967294}\n"), 0);
+	cr_expect_eq(env->uid, 4294967294u);
+	fini();
+	expect_only_error(VALID "  identity: {uid: 4294967296}\n", 7, 19,
+			  "invalid 'uid': '4294967296' is too large; the maximum is 4294967294");
+	fini();
+	expect_only_error(VALID "  identity: {gid: 4294967295}\n", 7, 19,
+			  "'gid' must not be 4294967295: that is (gid_t)-1, which the kernel reads as "
+			  "\"unchanged\", not an id");
+}
+
+Test(policyc, environment_names)
+{
+	/* HOME may be listed: the run then gets the controller's HOME, not the workspace */
+	cr_assert_eq(parse(VALID "  environment: [CI, _x, lower_case, A1, PATH, HOME]\n"), 0, "%s",
+		     diags.count ? diags.items[0].message : "");
+	cr_assert_eq(env->env_name_count, 6);
+	cr_expect_str_eq(env->env_names[0], "CI");
+	cr_expect_str_eq(env->env_names[4], "PATH");
+	cr_expect_str_eq(env->env_names[5], "HOME");
+	cr_expect_eq(env->gap_count, 0);
+}
+
+/* Every problem of the list, each at its entry, in one pass. */
+Test(policyc, environment_errors_are_all_reported)
+{
+	cr_assert_eq(parse(VALID "  environment:\n"
+			   "    - \"\"\n"
+			   "    - A=1\n"
+			   "    - TMPDIR\n"
+			   "    - CI\n"
+			   "    - 0X\n"
+			   "    - CI\n"
+			   "    - [x]\n"
+			   "    - A.B\n"
+			   "    - MY-VAR\n"), -EINVAL);
+	expect_diag(0, 8, 7, "'' is not an environment variable name: it is empty");
+	expect_diag(1, 9, 7, "'A=1' is not an environment variable name: list the name only: the "
+			     "value comes from the controller's environment");
+	expect_diag(2, 10, 7, "'TMPDIR' is set by tether for every run (the run's private "
+			      "temporary directory); it cannot be passed from the controller's "
+			      "environment");
+	expect_diag(3, 12, 7, "'0X' is not an environment variable name: only letters, digits and "
+			      "'_', not starting with a digit");
+	expect_diag(4, 13, 7, "'CI' is listed twice in 'environment' (first at line 11, column 7)");
+	expect_diag(5, 14, 7, "entries of 'environment' must be variable names, got a sequence");
+	expect_diag(6, 15, 7, "'A.B' is not an environment variable name: only letters, digits "
+			      "and '_', not starting with a digit");
+	expect_diag(7, 16, 7, "'MY-VAR' is not an environment variable name: only letters, digits "
+			      "and '_', not starting with a digit");
+	cr_expect_eq(diags.count, 8);
+}
+
+/* 256 names are fine, 257 are not; 128 bytes are fine, 129 are not. */
+Test(policyc, environment_limits)
+{
+	char *text, *names = NULL, *long_name = repeat("N", 129);
+	size_t len = 0;
+	FILE *out = open_memstream(&names, &len);
+
+	cr_assert_not_null(out);
+	for (int i = 0; i < 256; i++)
+		fprintf(out, "%sV%d", i ? ", " : "", i);
+	fclose(out);
+	cr_assert_geq(asprintf(&text, VALID "  environment: [%s]\n", names), 0);
+	cr_expect_eq(parse(text), 0);
+	cr_expect_eq(env->env_name_count, 256);
+	free(text);
+	fini();
+	cr_assert_geq(asprintf(&text, VALID "  environment: [%s, V256]\n", names), 0);
+	cr_expect_eq(parse(text), -EINVAL);
+	expect_diag(0, 7, 16, "at most 256 environment variable names, got 257");
+	free(text);
+	fini();
+	long_name[128] = '\0';
+	cr_assert_geq(asprintf(&text, VALID "  environment: [%s]\n", long_name), 0);
+	cr_expect_eq(parse(text), 0);
+	free(text);
+	fini();
+	long_name[128] = 'N';
+	cr_assert_geq(asprintf(&text, VALID "  environment: [%s]\n", long_name), 0);
+	cr_expect_eq(parse(text), -EINVAL);
+	cr_expect(strstr(diags.items[0].message, "is not an environment variable name: at most "
+				"128 bytes"), "%s", diags.items[0].message);
+	free(text);
+	free(long_name);
+	free(names);
+}
+
+/* The resource limits' ranges (docs/envelope.md). */
+Test(policyc, resource_limit_ranges)
+{
+	static const struct {
+		const char *text;
+		int r;
+	} cases[] = {
+		{ "cpu: 0.5", 0 },	{ "cpu: 1.5", 0 },	  { "cpu: 10m", 0 },
+		{ "cpu: 1024", 0 },	{ "cpu: 0", -EINVAL },	  { "cpu: -1", -EINVAL },
+		{ "cpu: 0.009", -EINVAL }, { "cpu: 1025", -EINVAL },
+		{ "open_files: 3", 0 },	{ "open_files: 1048576", 0 },
+		{ "open_files: 2", -EINVAL }, { "open_files: 1048577", -EINVAL },
+		{ "process_count: 1", 0 }, { "process_count: 0", -EINVAL },
+		{ "wall_clock: 1s", 0 },	{ "wall_clock: 1500ms", 0 },
+		{ "wall_clock: 999ms", -EINVAL }, { "wall_clock: 30d", 0 },
+		{ "wall_clock: 31d", -EINVAL },
+		{ "output_bytes: 1B", 0 }, { "output_bytes: 0", -EINVAL },
+		{ "memory_bytes: 1MiB", 0 }, { "memory_bytes: 1048575", -EINVAL },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		char *text;
+
+		cr_assert_geq(asprintf(&text, VALID "  resources: {%s}\n", cases[i].text), 0);
+		cr_expect_eq(parse(text), cases[i].r, "%s: %s", cases[i].text,
+			     diags.count ? diags.items[0].message : "accepted");
+		/* enforced now: a set limit needs no acknowledgement */
+		if (cases[i].r == 0)
+			cr_expect_eq(env->gap_count, 0, "%s", cases[i].text);
+		free(text);
+		fini();
+	}
 }
 
 /* ---- diagnostics API ------------------------------------------------------- */

@@ -58,6 +58,7 @@ static struct tp_policy *policy_new(const char *workspace)
 	struct tp_policy *p = xcalloc(1, sizeof(*p));
 
 	p->flags = TP_POLICY_VERIFY_PROCESS_TREE;
+	p->uid = p->gid = TP_DEFAULT_ID;	/* what the compiler writes for no identity */
 	p->workspace = xstrdup(workspace);
 	p->dns_ttl_min_s = 5;
 	p->dns_ttl_max_s = 3600;
@@ -229,19 +230,26 @@ static void expect_diff(const struct tp_policy *a, const struct tp_policy *b, co
 
 static const char rows_k[] =
 	"K: kernel and system-call boundary\n"
-	"  enforced                     @syscalls: seccomp filter (x86-64): the new mount API, "
-	"mount_setattr and setns fail with EPERM\n"
+	"  enforced                     @syscalls: seccomp filter (x86-64): the new mount API "
+	"(fsopen, fsconfig, fsmount, move_mount, open_tree, fspick) and mount_setattr fail with "
+	"EPERM; setns is refused by the dropped capabilities and recorded\n"
 	"  enforced                     @kernel_load: BPF-LSM bpf, kernel_load_data, "
 	"kernel_read_file, kernel_module_request: no bpf(), module, firmware or kexec image "
-	"loads from a run\n"
-	"  NOT ENFORCED                 @capabilities: capabilities are not dropped: a run keeps "
-	"the controller's (see identity.uid)\n"
+	"loads from a run; BPF-LSM perf_event_open, userns_create (no new user namespace), "
+	"key_permission (no keyctl on keys outside the run's own session keyring), syslog and "
+	"settime; no write to cgroup, bpf, securityfs, debugfs or tracefs files (by superblock)\n"
+	"  enforced                     @capabilities: every capability dropped from all five "
+	"sets (effective, permitted, inheritable, bounding, ambient) and the securebits locked "
+	"before exec, with no_new_privs: no setuid or file-capability binary gives one back; "
+	"BPF-LSM capable refuses (and records) any capability check that would still succeed\n"
 	"P: process, user, IPC and tenant isolation\n"
 	"  enforced                     @process_tree: clone3(CLONE_INTO_CGROUP) places the first "
 	"process in the run's cgroup; BPF-LSM task_alloc refuses CLONE_INTO_CGROUP out of it\n"
-	"  enforced                     @signals_ptrace: BPF-LSM task_kill and "
-	"ptrace_access_check: no signal, ptrace or /proc/PID/fd access to processes outside "
-	"the run\n"
+	"  enforced                     @signals_ptrace: BPF-LSM task_kill, file_fcntl "
+	"(F_SETOWN), ptrace_access_check and ptrace_traceme: no signal, SIGIO, ptrace or "
+	"/proc/PID/fd access to processes outside the run; task_setnice, task_setioprio, "
+	"task_setscheduler, task_prlimit and task_movememory: no changing their priority, "
+	"scheduling, limits or memory placement\n"
 	"  enforced                     @unix_sockets: BPF-LSM unix_stream_connect and "
 	"unix_may_send: no unix socket of a process outside the run unless a rule grants CONNECT "
 	"at its path or lists its abstract name\n";
@@ -280,6 +288,19 @@ static const char rows_n_min[] =
 	"  enforced                     @socket_families: BPF-LSM socket_create and capable: only "
 	"unix, TCP, UDP and netlink route sockets, and no CAP_NET_ADMIN (links, routes, qdiscs)\n"
 	ROW_N_DEFAULT "\n";
+
+/* I for every policy: who the run is and what environment it gets. */
+static const char rows_i_min[] =
+	"I: workload identity and credentials\n"
+	"  enforced                     identity.uid: setresuid() to the uid before exec (default "
+	"65534, nobody), with every capability dropped: uid 0 owns root's files and nothing more; "
+	"a fresh session keyring\n"
+	"  enforced                     identity.gid: setresgid() to the gid (default: the uid) and "
+	"setgroups() to none before exec: no supplementary groups\n"
+	"  enforced                     environment: the run's environment is built from an allow "
+	"list before exec: PATH, LANG, LANGUAGE, LC_*, TERM, TZ and the listed names, when the "
+	"controller has them; tether sets TMPDIR, and HOME to the workspace unless HOME is "
+	"listed; every other variable is dropped\n";
 
 static const char rows_t_c[] =
 	"T: workspace lifetime, cleanup and remanence\n"
@@ -329,13 +350,10 @@ static struct tp_policy *minimal_policy(void)
 static struct tp_policy *full_policy(void)
 {
 	static const char *const gaps[] = {
-		"image_digest", "identity.uid", "identity.gid", "filesystem.inputs.digest",
-		"filesystem.workspace.source", "filesystem.workspace.mode",
-		"filesystem.workspace.max_bytes", "network_egress.methods",
-		"resources.cpu", "resources.memory_bytes", "resources.process_count",
-		"resources.disk_bytes", "resources.open_files", "resources.output_bytes",
-		"resources.wall_clock", "workspace_lifetime", "artifacts", "cleanup.lease",
-		"cleanup.revoke_credentials",
+		"image_digest", "filesystem.inputs.digest", "filesystem.workspace.source",
+		"filesystem.workspace.mode", "filesystem.workspace.max_bytes",
+		"network_egress.methods", "resources.disk_bytes", "workspace_lifetime", "artifacts",
+		"cleanup.lease", "cleanup.revoke_credentials",
 	};
 	static const uint8_t v6_host[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 0x01 };
 	static const uint8_t v6_net[16] = { 0x20, 0x01, 0x0d, 0xb8, 0x00, 0x53 };
@@ -343,7 +361,7 @@ static struct tp_policy *full_policy(void)
 	static const uint8_t v6_dns[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 0x53 };
 	struct tp_policy *p = policy_new("/ws");
 
-	p->flags |= TP_POLICY_IMAGE_DIGEST | TP_POLICY_UID | TP_POLICY_GID |
+	p->flags |= TP_POLICY_IMAGE_DIGEST |
 		    TP_POLICY_ARTIFACTS_SCAN | TP_POLICY_ARTIFACTS_HASH |
 		    TP_POLICY_REVOKE_CREDENTIALS | TP_POLICY_AUDIT_RECORD_ALLOWED;
 	memset(p->image_digest, 0x5d, sizeof(p->image_digest));
@@ -402,6 +420,10 @@ static struct tp_policy *full_policy(void)
 	add_strv(&p->artifacts, &p->artifact_count, "result.json");
 	add_strv(&p->artifacts, &p->artifact_count, "reports/**");
 	p->audit_sink = xstrdup("/var/log/tether/run_85a.jsonl");
+	add_strv(&p->env_names, &p->env_name_count, "NODE_ENV");
+	add_strv(&p->env_names, &p->env_name_count, "CI");
+	add_strv(&p->env_names, &p->env_name_count, "GIT_AUTHOR_NAME");
+	add_strv(&p->env_names, &p->env_name_count, "GIT_AUTHOR_EMAIL");
 	for (size_t i = 0; i < sizeof(gaps) / sizeof(gaps[0]); i++)
 		add_gap(p, gaps[i]);
 	return p;
@@ -422,20 +444,20 @@ Test(reports, report_minimal)
 	struct tp_policy *p = minimal_policy();
 	char *body;
 
-	/* no gap at all: network egress is confined by default, so N holds */
+	/*
+	 * No gap at all: network egress is confined by default, so N holds, and
+	 * the default identity and environment make I hold.  No limit is set: R
+	 * is not claimed.
+	 */
 	cr_assert_geq(asprintf(&body,
-			       "%s%s%s"
-			       "I: workload identity and credentials\n"
-			       "  nothing set by this policy\n"
+			       "%s%s%s%s"
 			       "R: resource control\n"
 			       "  nothing set by this policy\n"
 			       "%s\n"
 			       "acknowledged gaps: none\n"
-			       "other fields not enforced:\n"
-			       "  @capabilities\n"
-			       "guarantee holds for: P F N T C; does not hold for: K; "
-			       "not claimed by this policy: I R\n",
-			       rows_k, rows_f_min, rows_n_min, rows_t_c),
+			       "guarantee holds for: K P F N I T C; does not hold for: none; "
+			       "not claimed by this policy: R\n",
+			       rows_k, rows_f_min, rows_n_min, rows_i_min, rows_t_c),
 		      0);
 	expect_report(p, body);
 	free(body);
@@ -449,8 +471,17 @@ Test(reports, report_full)
 
 	cr_expect(has_line(text, "  recorded                     identity.tenant: recorded in "
 				 "the policy, its digest and the run record"));
-	cr_expect(has_line(text, "  NOT ENFORCED (acknowledged)  resources.cpu: cgroup v2 cpu.max "
-				 "is not set by this version"));
+	cr_expect(has_line(text, "  enforced                     resources.cpu: cgroup v2 cpu.max: "
+				 "the run's threads together get cpu x 100 ms of CPU time per 100 ms "
+				 "period, and are throttled past it"), "%s", text);
+	cr_expect(has_line(text, "  enforced                     resources.wall_clock: the "
+				 "controller's timer writes cgroup.kill when it expires, killing every "
+				 "process of the run at once; the run ends timed_out"), "%s", text);
+	cr_expect(has_line(text, "  NOT ENFORCED (acknowledged)  resources.disk_bytes: the "
+				 "workspace is not a size-limited file system"), "%s", text);
+	cr_expect(has_line(text, "  enforced                     identity.gid: setresgid() to the "
+				 "gid (default: the uid) and setgroups() to none before exec: no "
+				 "supplementary groups"), "%s", text);
 	/* the network rows: enforced, but for the methods filter (an acknowledged gap) */
 	cr_expect(has_line(text, ROW_N_DEFAULT), "%s", text);
 	cr_expect(has_line(text, "  enforced                     "
@@ -487,14 +518,14 @@ Test(reports, report_full)
 	cr_expect(!has_line(text, "  filesystem.deny"));
 	/* read grants survive compilation only below a deny: none here */
 	cr_expect(!strstr(text, "filesystem.read:"));
-	cr_expect(has_line(text, "other fields not enforced:"));
+	cr_expect(!has_line(text, "other fields not enforced:"), "%s", text);
 	/* dns is enforced now: not among the other fields, nor an acknowledged gap */
 	cr_expect(!has_line(text, "  network_egress.dns"), "%s", text);
 	cr_expect(!has_line(text, "  network_egress.default"), "%s", text);
 	cr_expect(!has_line(text, "  network_egress.max_bytes"), "%s", text);
 	cr_expect(has_line(text, "  network_egress.methods"), "%s", text);
-	/* N fails on the methods gap alone */
-	cr_expect(has_line(text, "guarantee holds for: P C; does not hold for: K F N I R T"), "%s",
+	/* N fails on the methods gap alone, I on revoke_credentials, R on disk_bytes */
+	cr_expect(has_line(text, "guarantee holds for: K P C; does not hold for: F N I R T"), "%s",
 		  text);
 	free(text);
 	tp_policy_free(p);
@@ -547,12 +578,12 @@ Test(reports, report_audit_mode)
 	verdict_terms(text, "; does not hold for: ", fails);
 	verdict_terms(text, "; not claimed by this policy: ", unclaimed);
 	cr_expect(strchr(holds, 'T'), "%s", text);
-	cr_expect(strchr(fails, 'K') && strchr(fails, 'C'), "%s", text);
+	cr_expect(strchr(holds, 'K') && strchr(fails, 'C'), "%s", text);
 	/* network rules do not relax in audit mode: N still holds */
 	cr_expect(strchr(holds, 'N') && !strchr(fails, 'N'), "%s", text);
 	cr_expect(has_line(text, ROW_N_DEFAULT), "%s", text);
 	cr_expect(!strchr(holds, 'C'), "%s", text);
-	cr_expect_str_eq(unclaimed, "IR", "%s", text);
+	cr_expect_str_eq(unclaimed, "R", "%s", text);
 	/* reads and execs only record in audit mode: F does not hold; writes and P still do */
 	cr_expect(strchr(fails, 'F') && strchr(holds, 'P'), "%s", text);
 	cr_expect(has_line(text, "  NOT ENFORCED                 filesystem.exec: mode: audit: the "
@@ -637,6 +668,95 @@ Test(reports, report_network_rows_follow_the_policy)
 	tp_policy_free(methods);
 }
 
+/*
+ * A limit's row applies when it is set (unset is unlimited: nothing to
+ * enforce).  The enforced ones make R hold; disk_bytes, still a gap, makes
+ * it fail.
+ */
+Test(reports, report_resource_rows_follow_the_policy)
+{
+	struct tp_policy *p = minimal_policy();
+	char holds[9], fails[9];
+	char *text;
+
+	p->limits[TP_LIMIT_CPU_MILLI] = 1500;
+	p->limits[TP_LIMIT_WALL_CLOCK_MS] = 60000;
+	text = report_text(p);
+	cr_expect(has_line(text, "  enforced                     resources.cpu: cgroup v2 cpu.max: "
+				 "the run's threads together get cpu x 100 ms of CPU time per 100 ms "
+				 "period, and are throttled past it"), "%s", text);
+	cr_expect(strstr(text, "\n  enforced                     resources.wall_clock: "), "%s",
+		  text);
+	cr_expect(!strstr(text, "resources.memory_bytes"), "%s", text);
+	cr_expect(!strstr(text, "resources.output_bytes"), "%s", text);
+	verdict_terms(text, "guarantee holds for: ", holds);
+	cr_expect_str_eq(holds, "KPFNIRTC", "%s", text);
+	free(text);
+
+	p->limits[TP_LIMIT_DISK_BYTES] = 1ull << 30;
+	add_gap(p, "resources.disk_bytes");
+	text = report_text(p);
+	cr_expect(has_line(text, "  NOT ENFORCED (acknowledged)  resources.disk_bytes: the "
+				 "workspace is not a size-limited file system"), "%s", text);
+	verdict_terms(text, "; does not hold for: ", fails);
+	cr_expect_str_eq(fails, "R", "%s", text);
+	free(text);
+	tp_policy_free(p);
+}
+
+/* uid or gid 0 is said plainly; the listed variables follow the defaults. */
+Test(reports, explain_identity_and_environment)
+{
+	static const char root_head[] =
+		"runs as: uid 0, gid 100, no supplementary groups, no capabilities\n"
+		"  uid 0: the run owns root's files and may read and change them as their owner "
+		"wherever its rules allow, but it has no capabilities\n"
+		"environment: PATH, LANG, LANGUAGE, LC_*, TERM, TZ and CI when the controller has "
+		"them; TMPDIR set by tether, and HOME to the workspace; nothing else\n"
+		"may read:\n";
+	struct tp_policy *p = minimal_policy();
+	char *text;
+
+	p->uid = 0;
+	p->gid = 100;
+	add_strv(&p->env_names, &p->env_name_count, "CI");
+	text = explain_text(p);
+	cr_expect(strncmp(text, root_head, strlen(root_head)) == 0, "%s", text);
+	free(text);
+	p->uid = 1000;
+	p->gid = 0;
+	add_strv(&p->env_names, &p->env_name_count, "HOME");
+	text = explain_text(p);
+	/* a listed HOME is the controller's */
+	cr_expect(has_line(text, "environment: PATH, LANG, LANGUAGE, LC_*, TERM, TZ, CI and HOME "
+				 "when the controller has them; TMPDIR set by tether; nothing else"),
+		  "%s", text);
+	cr_expect(has_line(text, "  gid 0: the run has the access of root's group to files "
+				 "wherever its rules allow"), "%s", text);
+	cr_expect(!strstr(text, "uid 0:"), "%s", text);
+	free(text);
+	tp_policy_free(p);
+}
+
+/* A variable added widens, one removed narrows; a gid change widens. */
+Test(reports, diff_environment_and_gid)
+{
+	struct tp_policy *a = minimal_policy(), *b = minimal_policy();
+
+	add_strv(&a->env_names, &a->env_name_count, "CI");
+	add_strv(&a->env_names, &a->env_name_count, "OLD");
+	add_strv(&b->env_names, &b->env_name_count, "CI");
+	add_strv(&b->env_names, &b->env_name_count, "NEW");
+	b->gid = 100;
+	expect_diff(a, b,
+		    "widened: identity.gid 100 (was: 65534)\n"
+		    "widened: may get environment variable NEW\n"
+		    "narrowed: may no longer get environment variable OLD\n",
+		    true);
+	tp_policy_free(a);
+	tp_policy_free(b);
+}
+
 /* A policy that is not canonical has no digest, and so no report. */
 Test(reports, report_refuses_non_canonical_policy)
 {
@@ -690,11 +810,18 @@ static const char leaves_default[] = "leaves behind:\n"
 				     "  credentials: not revoked\n"
 				     "  lease: unlimited\n";
 
+/* Who a policy without identity or environment runs as, and what it gets. */
+#define WHO_DEFAULT                                                                        \
+	"runs as: uid 65534 (nobody), gid 65534, no supplementary groups, no capabilities\n" \
+	"environment: PATH, LANG, LANGUAGE, LC_*, TERM, TZ when the controller has them; "   \
+	"TMPDIR set by tether, and HOME to the workspace; nothing else\n"
+
 static void expect_explain(const struct tp_policy *p, const char *head, const char *tail)
 {
 	char *expected;
 
-	cr_assert_geq(asprintf(&expected, "%s%s%s%s", head, unlimited, leaves_default, tail), 0);
+	cr_assert_geq(asprintf(&expected, "%s%s%s%s%s", WHO_DEFAULT, head, unlimited,
+			       leaves_default, tail), 0);
 	expect_text(explain_text(p), expected);
 	free(expected);
 }
@@ -729,7 +856,10 @@ Test(reports, explain_full)
 
 	cr_assert_not_null(end);
 	/* the gap list is the policy's, one "field: why" line each */
-	cr_expect(has_line(end, "  resources.cpu: cgroup v2 cpu.max is not set by this version"));
+	cr_expect(has_line(end, "  resources.disk_bytes: the workspace is not a size-limited file "
+				"system"), "%s", end);
+	cr_expect(!strstr(end, "resources.cpu"), "%s", end);
+	cr_expect(!strstr(end, "identity."), "%s", end);
 	cr_expect(has_line(end, "  workspace_lifetime: one_run: the workspace is not deleted when "
 				"the run ends"));
 	cr_expect(has_line(end, "  network_egress.methods: HTTP methods need an HTTP-aware proxy; "
@@ -739,6 +869,10 @@ Test(reports, explain_full)
 	cr_expect(!strstr(end, "network_egress.max_bytes"), "%s", end);
 	*end = '\0';
 	expect_text(text,
+		    "runs as: uid 10000, gid 10000, no supplementary groups, no capabilities\n"
+		    "environment: PATH, LANG, LANGUAGE, LC_*, TERM, TZ, CI, GIT_AUTHOR_EMAIL, "
+		    "GIT_AUTHOR_NAME and NODE_ENV when the controller has them; TMPDIR set by "
+		    "tether, and HOME to the workspace; nothing else\n"
 		    "may read:\n"
 		    "  /**, except /ws/src/auth/keys/**\n"
 		    "  never the built-in protected paths (/etc/shadow, /root, /home, ...) unless named\n"
@@ -769,13 +903,13 @@ Test(reports, explain_full)
 		    "  NOT ENFORCED (acknowledged): HTTP methods need an HTTP-aware proxy; tether "
 		    "filters addresses and ports only\n"
 		    "may consume:\n"
-		    "  cpu: 2 (not enforced)\n"
-		    "  memory: 4GiB (not enforced)\n"
-		    "  processes: 128 (not enforced)\n"
+		    "  cpu: 2\n"
+		    "  memory: 4GiB\n"
+		    "  processes: 128\n"
 		    "  disk: 2GiB (not enforced)\n"
-		    "  open files: 512 (not enforced)\n"
-		    "  output: 16MiB (not enforced)\n"
-		    "  wall clock: 10m (not enforced)\n"
+		    "  open files: 512\n"
+		    "  output: 16MiB\n"
+		    "  wall clock: 10m\n"
 		    "  workspace size: 2GiB (not enforced)\n"
 		    "  network egress: 100MiB\n"
 		    "leaves behind:\n"
@@ -923,12 +1057,18 @@ Test(reports, diff_removed_limit_widens)
 {
 	struct tp_policy *a = minimal_policy(), *b = minimal_policy();
 
-	a->limits[TP_LIMIT_CPU_MILLI] = 2000;
-	add_gap(a, "resources.cpu");
+	a->limits[TP_LIMIT_DISK_BYTES] = 2ull << 30;
+	add_gap(a, "resources.disk_bytes");
 	expect_diff(a, b,
-		    "widened: resources.cpu unlimited (was: 2)\n"
-		    "changed: no longer an acknowledged gap: resources.cpu\n",
+		    "widened: resources.disk_bytes unlimited (was: 2GiB)\n"
+		    "changed: no longer an acknowledged gap: resources.disk_bytes\n",
 		    true);
+	/* An enforced limit: no gap to speak of. */
+	a->limits[TP_LIMIT_CPU_MILLI] = 500;
+	b->limits[TP_LIMIT_CPU_MILLI] = 1500;
+	b->limits[TP_LIMIT_DISK_BYTES] = 2ull << 30;
+	add_gap(b, "resources.disk_bytes");
+	expect_diff(a, b, "widened: resources.cpu 1.5 (was: 0.5)\n", true);
 	tp_policy_free(a);
 	tp_policy_free(b);
 }
@@ -1057,9 +1197,8 @@ Test(reports, diff_identity_flags_lifetime_artifacts)
 {
 	struct tp_policy *a = minimal_policy(), *b = minimal_policy();
 
-	a->flags |= TP_POLICY_UID | TP_POLICY_AUDIT_FAIL_CLOSED | TP_POLICY_ARTIFACTS_HASH;
+	a->flags |= TP_POLICY_AUDIT_FAIL_CLOSED | TP_POLICY_ARTIFACTS_HASH;
 	a->uid = 10000;
-	b->flags |= TP_POLICY_UID;
 	b->uid = 10001;
 	a->lifetime = TP_LIFETIME_ONE_RUN;
 	add_strv(&a->artifacts, &a->artifact_count, "reports/**");

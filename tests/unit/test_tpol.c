@@ -149,10 +149,12 @@ static struct tp_policy *full_policy(void)
 	static const char *const artifacts[] = { "out/**", "out/report.json" };
 	static const char *const gaps[] = { "@signals_ptrace", "artifacts",
 					    "network_egress.methods" };
+	static const char *const sockets[] = { "dbus", "tether/ls" };
+	static const char *const env_names[] = { "CI", "GIT_AUTHOR_NAME", "_private" };
 	struct tp_policy *p = xcalloc(1, sizeof(*p));
 
 	p->mode = TP_MODE_ENFORCE;
-	p->flags = TP_POLICY_IMAGE_DIGEST | TP_POLICY_UID | TP_POLICY_GID |
+	p->flags = TP_POLICY_IMAGE_DIGEST |
 		   TP_POLICY_ARTIFACTS_SCAN | TP_POLICY_ARTIFACTS_HASH |
 		   TP_POLICY_REVOKE_CREDENTIALS | TP_POLICY_VERIFY_PROCESS_TREE |
 		   TP_POLICY_AUDIT_FAIL_CLOSED | TP_POLICY_AUDIT_RECORD_ALLOWED;
@@ -239,6 +241,10 @@ static struct tp_policy *full_policy(void)
 	p->audit_sink = xstrdup("/var/log/tether/audit.jsonl");
 	p->gap_count = 3;
 	p->gaps = strv(3, gaps);
+	p->abstract_socket_count = 2;
+	p->abstract_sockets = strv(2, sockets);
+	p->env_name_count = 3;
+	p->env_names = strv(3, env_names);
 	return p;
 }
 
@@ -320,7 +326,10 @@ static bool policy_equal(const struct tp_policy *a, const struct tp_policy *b)
 	return memcmp(a->limits, b->limits, sizeof(a->limits)) == 0 &&
 	       strv_equal(a->artifacts, a->artifact_count, b->artifacts, b->artifact_count) &&
 	       str_equal(a->audit_sink, b->audit_sink) &&
-	       strv_equal(a->gaps, a->gap_count, b->gaps, b->gap_count);
+	       strv_equal(a->gaps, a->gap_count, b->gaps, b->gap_count) &&
+	       strv_equal(a->abstract_sockets, a->abstract_socket_count, b->abstract_sockets,
+			  b->abstract_socket_count) &&
+	       strv_equal(a->env_names, a->env_name_count, b->env_names, b->env_name_count);
 }
 
 static void encode(const struct tp_policy *p, uint8_t **data, size_t *len)
@@ -429,11 +438,11 @@ Test(tpol, round_trip_minimal)
 
 	encode(p, &data, &len);
 	cr_expect(memcmp(data, "TPOL", 4) == 0);
-	cr_expect(data[4] == 2 && data[5] == 0, "version 2, little-endian");
+	cr_expect(data[4] == 3 && data[5] == 0, "version 3, little-endian");
 	cr_expect(data[6] == 0 && data[7] == 0, "reserved");
 	cr_expect_eq(get_le32(data + 8), len);
-	/* Thirteen sections follow, in order. */
-	for (unsigned int id = 1; id <= 13; id++)
+	/* Fourteen sections follow, in order. */
+	for (unsigned int id = 1; id <= 14; id++)
 		section_offset(data, len, id);
 	free(data);
 	tp_policy_free(p);
@@ -571,8 +580,11 @@ Test(tpol, encoder_refuses_invalid_values)
 	REFUSE("mode", p->mode = 2);
 	REFUSE("unknown flag", p->flags |= 1u << 9);
 	REFUSE("image digest without flag", p->flags &= ~(uint32_t)TP_POLICY_IMAGE_DIGEST);
-	REFUSE("uid without flag", p->flags &= ~(uint32_t)TP_POLICY_UID);
-	REFUSE("gid without flag", p->flags &= ~(uint32_t)TP_POLICY_GID);
+	/* Format 2's "uid is set" and "gid is set": retired, the ids are always set. */
+	REFUSE("retired uid flag", p->flags |= 1u << 1);
+	REFUSE("retired gid flag", p->flags |= 1u << 2);
+	REFUSE("uid (uid_t)-1", p->uid = UINT32_MAX);
+	REFUSE("gid (gid_t)-1", p->gid = UINT32_MAX);
 	REFUSE("workspace_mode", p->workspace_mode = 3);
 	REFUSE("lifetime", p->lifetime = 2);
 	REFUSE("no workspace", replace(&p->workspace, NULL));
@@ -599,6 +611,22 @@ Test(tpol, encoder_refuses_invalid_values)
 	REFUSE("host empty label", replace(&p->host_rules[0].name, "*.example..com"));
 	REFUSE("lower-case method", replace(&p->methods[0], "get"));
 	REFUSE("empty method", replace(&p->methods[0], ""));
+	REFUSE("empty abstract socket", replace(&p->abstract_sockets[0], ""));
+	REFUSE("unsorted environment", replace(&p->env_names[0], "Z"));
+	REFUSE("duplicate environment name", replace(&p->env_names[1], "CI"));
+	REFUSE("environment name with '='", replace(&p->env_names[0], "A=b"));
+	REFUSE("environment name starting with a digit", replace(&p->env_names[0], "1CI"));
+	REFUSE("empty environment name", replace(&p->env_names[0], ""));
+	REFUSE("environment name passed by default", replace(&p->env_names[0], "LC_ALL"));
+	REFUSE("environment PATH", replace(&p->env_names[1], "PATH"));
+	REFUSE("environment TMPDIR", replace(&p->env_names[1], "TMPDIR"));
+	REFUSE("environment name too long", {
+		char name[130];
+
+		memset(name, '_', 129);
+		name[129] = '\0';	/* 129 bytes */
+		replace(&p->env_names[2], name);
+	});
 	REFUSE("dns port 0", p->dns_upstreams[0].port = 0);
 	REFUSE("ttl min > max", p->dns_ttl_min_s = 3601);
 	REFUSE("absolute artifact", replace(&p->artifacts[0], "/out/report.json"));
@@ -794,8 +822,12 @@ Test(tpol, decoder_refuses_header_corruption)
 	expect_refused(copy, len, "format version 1 is not supported");
 
 	memcpy(copy, data, len);
-	copy[4] = 3;
-	expect_refused(copy, len, "format version 3 is not supported");
+	copy[4] = 2;	/* version 2 left the controller's ids to a run without uid: recompile */
+	expect_refused(copy, len, "format version 2 is not supported");
+
+	memcpy(copy, data, len);
+	copy[4] = 4;
+	expect_refused(copy, len, "format version 4 is not supported");
 
 	memcpy(copy, data, len);
 	copy[7] = 1;
@@ -909,8 +941,8 @@ static bool change_one_field(struct tp_policy *p, int which)
 	}
 	CASE(p->mode = TP_MODE_AUDIT);
 	CASE(p->flags &= ~(uint32_t)TP_POLICY_IMAGE_DIGEST; memset(p->image_digest, 0, 32));
-	CASE(p->flags &= ~(uint32_t)TP_POLICY_UID; p->uid = 0);
-	CASE(p->flags &= ~(uint32_t)TP_POLICY_GID; p->gid = 0);
+	CASE(p->uid = 0);
+	CASE(p->gid = 0);
 	CASE(p->flags &= ~(uint32_t)TP_POLICY_ARTIFACTS_SCAN);
 	CASE(p->flags &= ~(uint32_t)TP_POLICY_ARTIFACTS_HASH);
 	CASE(p->flags &= ~(uint32_t)TP_POLICY_REVOKE_CREDENTIALS);
@@ -970,6 +1002,9 @@ static bool change_one_field(struct tp_policy *p, int which)
 	CASE(replace(&p->audit_sink, "/var/log/tether/audit2.jsonl"));
 	CASE(replace(&p->gaps[2], "network_egress.method"));
 	CASE(free(p->gaps[2]); p->gaps[2] = NULL; p->gap_count--);
+	CASE(replace(&p->abstract_sockets[1], "tether/lt"));
+	CASE(replace(&p->env_names[2], "_privatf"));
+	CASE(free(p->env_names[2]); p->env_names[2] = NULL; p->env_name_count--);
 #undef CASE
 	return false;
 }
