@@ -469,10 +469,45 @@ static __always_inline int deny_forbidden(struct tether_run *run, __u64 run_cgro
 	return deny_err;
 }
 
+/* For operations no rule can grant: refused, with a record, when the caller is in a run. */
+static __always_inline int deny_in_run(__u32 op, __s32 deny_err)
+{
+	struct tether_run *run;
+	__u64 cgid;
+
+	run = current_run(&cgid);
+	if (!run)
+		return 0;
+	return deny_forbidden(run, cgid, op, deny_err);
+}
+
 /* Whether `task` is in the run cgroup itself (the run's own processes). */
 static __always_inline bool in_same_run(struct task_struct *task, __u64 run_cgroup_id)
 {
 	return BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id) == run_cgroup_id;
+}
+
+#define CGROUP2_SUPER_MAGIC	0x63677270
+#define CGROUP_SUPER_MAGIC	0x27e0eb
+#define BPF_FS_MAGIC		0xcafe4a11
+#define SECURITYFS_MAGIC	0x73636673
+#define DEBUGFS_MAGIC		0x64626720
+#define TRACEFS_MAGIC		0x74726163
+
+/*
+ * File systems whose files are the kernel's controls, not data: cgroup
+ * files (cgroup.procs, cgroup.kill, subtree_control: leaving the run or
+ * killing its controller), bpffs (tether's own pins), securityfs (LSM
+ * policy), debugfs and tracefs.  No write to them is ever a run's business,
+ * wherever the hierarchy is mounted (a cgroup2 tree can be mounted anywhere,
+ * the workspace included), so they are refused by superblock, not by path,
+ * even where a rule grants write.
+ */
+static __always_inline bool kernel_control_fs(unsigned long magic)
+{
+	return magic == CGROUP2_SUPER_MAGIC || magic == CGROUP_SUPER_MAGIC ||
+	       magic == BPF_FS_MAGIC || magic == SECURITYFS_MAGIC || magic == DEBUGFS_MAGIC ||
+	       magic == TRACEFS_MAGIC;
 }
 
 /*
@@ -549,6 +584,17 @@ static __always_inline int decide(struct tether_run *run, __u64 run_cgroup_id, _
 	s->key.run_slot = run->run_slot;
 
 	rule = bpf_map_lookup_elem(&path_rules, &s->key);
+	/*
+	 * A kernel control file system is protected whatever the rules grant;
+	 * a built-in protected rule (/sys/fs/bpf) keeps naming itself.  Reads
+	 * stay with the rules, so only writes pay for the superblock read.
+	 */
+	if ((access & TETHER_ACCESS_WRITE) && !(rule && (rule->access & TETHER_ACCESS_PROTECTED)) &&
+	    kernel_control_fs(BPF_CORE_READ(vfsmnt, mnt_sb, s_magic))) {
+		reason = TETHER_REASON_PROTECTED;
+		rule_id = TETHER_RULE_NONE;
+		goto deny;
+	}
 	if (rule && (rule->access & access) == access) {
 		/* reads and exec mappings are too many to record; writes and execs are not */
 		if ((run->flags & TETHER_RUN_AUDIT_ALLOWED) &&
@@ -768,8 +814,9 @@ int BPF_PROG(tether_file_open, struct file *file, int ret)
 	 * a pidfd (6.9+ opens it read-write on pidfs) or opening a namespace
 	 * file (/proc/self/ns/NAME) touches no file: another process's pipes and
 	 * namespaces are out of reach because /proc/PID/fd and /proc/PID/ns of a
-	 * process outside the run fail the ptrace check, setns is refused by
-	 * seccomp, and pidfds of outside processes give nothing ptrace would not.
+	 * process outside the run fail the ptrace check, setns needs
+	 * CAP_SYS_ADMIN, which no run holds (tether_capable, tether_cap_refused),
+	 * and pidfds of outside processes give nothing ptrace would not.
 	 */
 	magic = inode->i_sb->s_magic;
 	if (magic == PIPEFS_MAGIC || magic == SOCKFS_MAGIC || magic == ANON_INODE_FS_MAGIC ||
@@ -1069,6 +1116,7 @@ static __always_inline int check_by_identity(__u32 op, struct dentry *dentry)
 	struct walk_ctx c = {};
 	struct walk_scratch *s;
 	__u32 pos, path_len;
+	bool control_fs;
 	__u64 cgid;
 
 	run = current_run(&cgid);
@@ -1080,17 +1128,27 @@ static __always_inline int check_by_identity(__u32 op, struct dentry *dentry)
 			      TETHER_ACCESS_WRITE, NULL, 0, 0, FS_HARD_DENY);
 		return verdict(run, TETHER_REASON_UNRESOLVED, FS_HARD_DENY, -EACCES);
 	}
+	/* see kernel_control_fs(): protected whatever the inode rules say */
+	control_fs = kernel_control_fs(BPF_CORE_READ(dentry, d_sb, s_magic));
 	c.dentry = dentry;
 	c.buf = s->buf;
 	c.pos = WALK_HALF;
 	c.leaf_len = NAME_UNSET;
-	c.run_slot = run->run_slot;
+	/* slot 0 is no run's: on a control fs the walk only names the object */
+	c.run_slot = control_fs ? 0 : run->run_slot;
 	c.access = TETHER_ACCESS_WRITE;
 	bpf_loop(WALK_MAX_STEPS, inode_walk_step, &c, 0);
 	pos = c.pos;
 	if (pos > WALK_HALF)
 		pos = WALK_HALF;
 	path_len = WALK_HALF - pos;
+	if (control_fs) {
+		emit_fs_event(run, cgid, op, -EACCES, TETHER_REASON_PROTECTED, TETHER_RULE_NONE,
+			      TETHER_ACCESS_WRITE, s, pos, path_len,
+			      TETHER_FS_PATH_FS_RELATIVE | FS_HARD_DENY);
+		release_scratch(s);
+		return -EACCES;
+	}
 	if (c.matched) {
 		/* the walk stopped at the writable root: the path names only the part below it */
 		if (run->flags & TETHER_RUN_AUDIT_ALLOWED)
@@ -1275,6 +1333,9 @@ static __always_inline void enter_pty(struct tether_run *run, struct file *file)
 	bpf_map_update_elem(&ptys, &key, &value, BPF_ANY);
 }
 
+#define FIOSETOWN		0x8901
+#define SIOCSPGRP		0x8902
+
 static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
 {
 	struct tether_run *run;
@@ -1283,6 +1344,13 @@ static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
 	run = current_run(&cgid);
 	if (!run)
 		return 0;
+	/*
+	 * A socket's owner, as F_SETOWN sets it (see tether_file_fcntl), but
+	 * passed by pointer: the kernel reads it after this hook, so another
+	 * thread could change what the hook read.  Programs use fcntl; refused.
+	 */
+	if (cmd == FIOSETOWN || cmd == SIOCSPGRP)
+		return deny_forbidden(run, cgid, TETHER_FS_SIGNAL, -EPERM);
 	if (cmd == TIOCGPTN || cmd == TIOCGPTPEER) {
 		enter_pty(run, file);
 		return 0;
@@ -1421,39 +1489,405 @@ int BPF_PROG(tether_socket_create, int family, int type, int protocol, int kern,
 	return -EPERM;
 }
 
-#define CAP_NET_ADMIN		12
+/*
+ * Writes `value` in decimal where a record's path goes: stores, not
+ * bpf_snprintf, whose format string would be a second string in .rodata
+ * (which breaks the object's BTF, see tether_socket_create).
+ */
+static __always_inline void put_decimal(char *dst, long value)
+{
+	__u64 v = value < 0 ? -(__u64)value : (__u64)value;
+	char digits[32];
+	__u32 n = 0, pos = 0;
+
+	/* bounded loops: 20 digits hold any 64-bit value */
+	for (__u32 i = 0; i < 20; i++) {
+		digits[i] = '0' + v % 10;
+		v /= 10;
+		n = i + 1;
+		if (!v)
+			break;
+	}
+	if (value < 0)
+		dst[pos++] = '-';
+	for (__u32 i = n; i > 0 && i <= 20; i--)
+		dst[pos++ & 0x1f] = digits[(i - 1) & 0x1f];
+	dst[pos & 0x1f] = 0;
+}
+
+/* Capabilities by number (include/uapi/linux/capability.h). */
+#define CAP_DAC_OVERRIDE	1
+#define CAP_DAC_READ_SEARCH	2
+#define CAP_FOWNER		3
+#define CAP_FSETID		4
+#define CAP_SETGID		6
+#define CAP_SETUID		7
+#define CAP_SETPCAP		8
+#define CAP_SYS_RESOURCE	24
 #define CAP_OPT_NOAUDIT		(1u << 1)
 
 /*
- * Capabilities a root run must not use even before issue 6 drops them all:
- * CAP_NET_ADMIN reconfigures the host's network (links, routes, qdiscs,
- * moving interfaces between namespaces) through netlink route sockets or
- * ioctls on any socket.  Checks the kernel marks as not to be audited are
- * refused quietly.
+ * A capability record: op capability, path the capability's number (the
+ * controller writes its name, "cap_sys_admin"), errno EPERM.  Returns -EPERM.
+ */
+static __always_inline int deny_capability(struct tether_run *run, __u64 cgid, int cap)
+{
+	struct tether_fs_event *ev;
+
+	ev = reserve_fs_event(run, cgid, TETHER_FS_CAPABILITY, -EPERM, TETHER_REASON_FORBIDDEN, 0,
+			      0, 0);
+	if (!ev)
+		return -EPERM;
+	put_decimal(ev->path, cap);
+	submit_fs_event(ev);
+	return -EPERM;
+}
+
+#define PFA_NO_NEW_PRIVS	0	/* bit of task_struct.atomic_flags */
+
+static __always_inline bool current_no_new_privs(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return task->atomic_flags & (1ul << PFA_NO_NEW_PRIVS);
+}
+
+/*
+ * What the first process of a run needs between clone3 and exec, before it
+ * sets no_new_privs: changing its uid, gid and groups, dropping the bounding
+ * set and locking securebits, lowering rlimits.
+ */
+static __always_inline bool setup_capability(int cap)
+{
+	return cap == CAP_SETUID || cap == CAP_SETGID || cap == CAP_SETPCAP ||
+	       cap == CAP_SYS_RESOURCE;
+}
+
+/*
+ * A capability check the capability module allowed.  Every process of a run
+ * runs with no_new_privs set and every capability dropped (the controller
+ * sets both before exec), so a check that got here from such a process
+ * found a capability in a user namespace the run's uid owns outside the
+ * run (setns into one of its namespaces), or a root run whose drop failed:
+ * refused either way.  The one process without no_new_privs is the run's
+ * first, while it drops its privileges; it keeps only what that needs.
+ * Checks the kernel marks as not to be audited are refused quietly.
  */
 SEC("lsm/capable")
 int BPF_PROG(tether_capable, const struct cred *cred, void *ns, int cap, unsigned int opts,
 	     int ret)
 {
-	struct tether_fs_event *ev;
 	struct tether_run *run;
 	__u64 cgid;
 
-	if (ret || cap != CAP_NET_ADMIN)
+	if (ret)
 		return ret;
 	run = current_run(&cgid);
 	if (!run)
 		return 0;
+	if (!current_no_new_privs() && setup_capability(cap))
+		return 0;
 	if (opts & CAP_OPT_NOAUDIT)
 		return -EPERM;
-	ev = reserve_fs_event(run, cgid, TETHER_FS_CAPABILITY, -EPERM, TETHER_REASON_FORBIDDEN, 0,
-			      0, 0);
+	return deny_capability(run, cgid, cap);
+}
+
+/*
+ * With lsm=lockdown,capability,bpf the kernel stops at the first module
+ * that refuses, so once a run has dropped its capabilities, tether_capable
+ * never sees the checks that matter (init_module, kexec_load, setns,
+ * settimeofday, a restricted syslog): this records them after the
+ * capability module refused.  The file permission capabilities are left
+ * out: every permission check on a file the run does not own asks for them
+ * (ls of a 0700 directory), and the file hooks record what they decide.  So
+ * are CAP_SETUID and CAP_SETGID: setuid(getuid()) asks for them before it
+ * takes the unprivileged way, and privilege-dropping code (every BusyBox
+ * applet run by a non-root uid) does that on each start; the run has no
+ * capability to gain an id with, and no_new_privs keeps setuid binaries
+ * from giving one.
+ * The record's errno is the capability's refusal; the system call may
+ * return another (perf_event_open: EACCES).
+ */
+SEC("fexit/cap_capable")
+int BPF_PROG(tether_cap_refused, const struct cred *cred, struct user_namespace *targ_ns, int cap,
+	     unsigned int opts, int ret)
+{
+	struct tether_run *run;
+	__u64 cgid;
+
+	if (!ret || (opts & CAP_OPT_NOAUDIT) || cap == CAP_DAC_OVERRIDE ||
+	    cap == CAP_DAC_READ_SEARCH || cap == CAP_FOWNER || cap == CAP_FSETID ||
+	    cap == CAP_SETGID || cap == CAP_SETUID)
+		return 0;
+	run = current_run(&cgid);
+	if (!run)
+		return 0;
+	deny_capability(run, cgid, cap);
+	return 0;
+}
+
+/*
+ * A new user namespace gives its creator every capability inside it, and
+ * with them the kernel's whole namespaced attack surface (mounts of
+ * unprivileged file systems, netfilter, ...).  6.1+.
+ */
+SEC("lsm/userns_create")
+int BPF_PROG(tether_userns_create, const struct cred *cred, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_in_run(TETHER_FS_USERNS, -EPERM);
+}
+
+/*
+ * perf_event_open: hardware counters and tracepoints observe the host's
+ * other processes and the kernel.  Debian kernels with perf_event_paranoid 3
+ * ask for CAP_PERFMON or CAP_SYS_ADMIN first (tether_cap_refused records
+ * that).  The hook lost its attr argument in 6.12; the loader keeps the
+ * variant matching the kernel's BTF.
+ */
+static __always_inline int deny_perf_event(void)
+{
+	return deny_in_run(TETHER_FS_PERF_EVENT, -EPERM);
+}
+
+SEC("lsm/perf_event_open")
+int BPF_PROG(tether_perf_event_open_attr, void *attr, int type, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_perf_event();
+}
+
+SEC("lsm/perf_event_open")
+int BPF_PROG(tether_perf_event_open, int type, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_perf_event();
+}
+
+/*
+ * syslog(2) reads and clears the kernel log (addresses, other tenants'
+ * messages) and sets the console level.  Actions the kernel restricts
+ * (dmesg_restrict) need CAP_SYSLOG first and are recorded as that
+ * capability; the rest arrive here.  path: the action number.
+ */
+SEC("lsm/syslog")
+int BPF_PROG(tether_syslog, int type, int ret)
+{
+	struct tether_fs_event *ev;
+	struct tether_run *run;
+	__u64 cgid;
+
+	if (ret)
+		return ret;
+	run = current_run(&cgid);
+	if (!run)
+		return 0;
+	ev = reserve_fs_event(run, cgid, TETHER_FS_SYSLOG, -EPERM, TETHER_REASON_FORBIDDEN, 0, 0,
+			      0);
 	if (!ev)
 		return -EPERM;
-	/* stores, not a static string: a second one in .rodata breaks the object's BTF */
-	__builtin_memcpy(ev->path, "cap_net_admin", sizeof("cap_net_admin"));
+	put_decimal(ev->path, type);
 	submit_fs_event(ev);
 	return -EPERM;
+}
+
+/* The system clock is the host's.  Reached only when CAP_SYS_TIME was allowed. */
+SEC("lsm/settime")
+int BPF_PROG(tether_settime, const struct timespec64 *ts, const struct timezone *tz, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_in_run(TETHER_FS_SETTIME, -EPERM);
+}
+
+/*
+ * Keys.  The kernel's keyrings are reachable by id from anywhere, with
+ * permissions by uid (a root run shares root's, a nobody run every other
+ * nobody's), and hold credentials: a run may use the keys its own processes
+ * allocated and nothing else.  run_keys maps each such key (its address) to
+ * the run's cgroup id: cgroup ids are never reused, so a key outliving its
+ * run stays nobody's.  Freed keys leave the map (tether_key_free); a key
+ * allocated later at the same address is not entered unless a run made it.
+ */
+#define KEY_ALLOC_UID_KEYRING	0x0010
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, __u64);
+} run_keys SEC(".maps");
+
+/* A key record: op keyctl, path the key's description. */
+static __always_inline int deny_key(struct tether_run *run, __u64 cgid, struct key *key)
+{
+	struct tether_fs_event *ev;
+
+	ev = reserve_fs_event(run, cgid, TETHER_FS_KEY, -EACCES, TETHER_REASON_FORBIDDEN, 0, 0, 0);
+	if (!ev)
+		return -EACCES;
+	bpf_probe_read_kernel_str(ev->path, sizeof(ev->path), BPF_CORE_READ(key, description));
+	submit_fs_event(ev);
+	return -EACCES;
+}
+
+/*
+ * A run's process allocates a key: the run's session keyring (joined by its
+ * first process while it drops its privileges) and whatever is added to it.
+ * A per-uid keyring (_uid.N, _uid_ses.N), which the kernel makes on first
+ * use by whoever asks, is shared with every process of that uid and is
+ * never a run's own.  A full map refuses the key rather than lose track.
+ */
+SEC("lsm/key_alloc")
+int BPF_PROG(tether_key_alloc, struct key *key, const struct cred *cred, unsigned long flags,
+	     int ret)
+{
+	struct tether_run *run;
+	__u64 cgid, addr = (__u64)key;
+
+	if (ret)
+		return ret;
+	run = current_run(&cgid);
+	if (!run || (flags & KEY_ALLOC_UID_KEYRING))
+		return 0;
+	if (bpf_map_update_elem(&run_keys, &addr, &cgid, BPF_ANY))
+		return deny_key(run, cgid, key);
+	return 0;
+}
+
+/* Every key's end, run's or not (6.12 has no key_free LSM hook for BPF). */
+SEC("fentry/security_key_free")
+int BPF_PROG(tether_key_free, struct key *key)
+{
+	__u64 addr = (__u64)key;
+
+	bpf_map_delete_elem(&run_keys, &addr);
+	return 0;
+}
+
+#define KEY_REF_POSSESSED	1ul	/* low bit of a key_ref_t */
+
+/*
+ * key_ref_t points to a type the kernel never defines, and the verifier
+ * refuses to load such an argument from the context ("arg0 type FWD is not
+ * a struct"): it is read through the trampoline instead (bpf_get_func_arg).
+ * ctx[3] is the hook's return value so far.
+ */
+SEC("lsm/key_permission")
+int tether_key_permission(unsigned long long *ctx)
+{
+	struct tether_run *run;
+	__u64 cgid, key_ref = 0, addr, *owner;
+	int ret = (int)ctx[3];
+
+	if (ret)
+		return ret;
+	run = current_run(&cgid);
+	if (!run)
+		return 0;
+	if (bpf_get_func_arg(ctx, 0, &key_ref))
+		return -EACCES;
+	addr = key_ref & ~KEY_REF_POSSESSED;
+	owner = bpf_map_lookup_elem(&run_keys, &addr);
+	if (owner && *owner == cgid)
+		return 0;
+	return deny_key(run, cgid, (struct key *)addr);
+}
+
+/*
+ * PTRACE_TRACEME makes the parent the tracer.  The parent of a run's first
+ * process is the controller, and an orphan's may be a subreaper outside the
+ * run: they would receive ptrace stops they never asked for in waitpid(),
+ * which stalls or misreports the run's end.  Only a parent in the run.
+ */
+SEC("lsm/ptrace_traceme")
+int BPF_PROG(tether_ptrace_traceme, struct task_struct *parent, int ret)
+{
+	struct tether_run *run;
+	__u64 cgid;
+
+	if (ret)
+		return ret;
+	run = current_run(&cgid);
+	if (!run)
+		return 0;
+	if (in_same_run(parent, cgid))
+		return 0;
+	return deny_forbidden(run, cgid, TETHER_FS_PTRACE, -EPERM);
+}
+
+#define F_SETOWN		8
+#define F_SETOWN_EX		15
+#define PIDTYPE_PGID_INDEX	2	/* enum pid_type: PID, TGID, PGID, SID */
+
+/* The number of `pid` in the pid namespace at `level`, or 0 if it has none there. */
+static __always_inline int pid_nr_at(struct pid *pid, __u32 level)
+{
+	struct upid upid;
+
+	if (!pid || BPF_CORE_READ(pid, level) != level)
+		return 0;
+	if (bpf_probe_read_kernel(&upid, sizeof(upid),
+				  (void *)pid + bpf_core_field_offset(struct pid, numbers) +
+					  level * sizeof(struct upid)))
+		return 0;
+	return upid.nr;
+}
+
+/*
+ * Whether an owner (F_SETOWN's argument: a pid, or minus a process group)
+ * names only the caller: none, its own process, or its own process group.
+ * The run's first process starts a session of its own (setsid), so its
+ * process groups hold run processes only.
+ */
+static __always_inline bool own_owner(int owner)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pid *self = BPF_CORE_READ(task, group_leader, thread_pid);
+	__u32 level = BPF_CORE_READ(self, level);
+	int pgid;
+
+	if (owner == 0)
+		return true;
+	if (owner > 0)
+		return owner == pid_nr_at(self, level);
+	pgid = pid_nr_at(BPF_CORE_READ(task, signal, pids[PIDTYPE_PGID_INDEX]), level);
+	return pgid && owner == -pgid;
+}
+
+/*
+ * F_SETOWN with O_ASYNC makes the kernel send SIGIO (or F_SETSIG's signal)
+ * and SIGURG to the owner whenever the file is ready, without task_kill:
+ * sigio_perm checks only uids, which a root run shares with the
+ * controller.  An owner is allowed when it is the caller itself.
+ */
+static __always_inline int check_owner(struct tether_run *run, __u64 cgid, int owner)
+{
+	if (own_owner(owner))
+		return 0;
+	return deny_forbidden(run, cgid, TETHER_FS_SIGNAL, -EPERM);
+}
+
+SEC("lsm/file_fcntl")
+int BPF_PROG(tether_file_fcntl, struct file *file, unsigned int cmd, unsigned long arg, int ret)
+{
+	struct tether_run *run;
+	__u64 cgid;
+
+	if (ret)
+		return ret;
+	if (cmd != F_SETOWN && cmd != F_SETOWN_EX)
+		return 0;
+	run = current_run(&cgid);
+	if (!run)
+		return 0;
+	/* F_SETOWN_EX names threads and groups by type: no program needs it confined */
+	if (cmd == F_SETOWN_EX)
+		return deny_forbidden(run, cgid, TETHER_FS_SIGNAL, -EPERM);
+	return check_owner(run, cgid, (int)arg);
 }
 
 #define CLONE_INTO_CGROUP	0x200000000ULL
@@ -1616,13 +2050,7 @@ int BPF_PROG(tether_unix_may_send, struct socket *sock, struct socket *other, in
  */
 static __always_inline int deny_bpf(int cmd)
 {
-	struct tether_run *run;
-	__u64 cgid;
-
-	run = current_run(&cgid);
-	if (!run)
-		return 0;
-	return deny_forbidden(run, cgid, TETHER_FS_BPF, -EPERM);
+	return deny_in_run(TETHER_FS_BPF, -EPERM);
 }
 
 SEC("lsm/bpf")
@@ -1717,4 +2145,78 @@ int BPF_PROG(tether_task_kill, struct task_struct *p, void *info, int sig, void 
 	if (!sig)
 		return -EPERM;
 	return deny_forbidden(run, cgid, TETHER_FS_SIGNAL, -EPERM);
+}
+
+/*
+ * The kernel lets a process change another of the same uid: its nice value,
+ * I/O priority, scheduling policy and CPU affinity, its memory placement.
+ * Every run of the default identity has uid 65534, so without these one run
+ * could starve another's processes (or a uid-0 run the controller).  Only
+ * the run's own processes are its business.
+ */
+static __always_inline int deny_task_control(struct task_struct *p)
+{
+	struct tether_run *run;
+	__u64 cgid;
+
+	run = current_run(&cgid);
+	if (!run || in_same_run(p, cgid))
+		return 0;
+	return deny_forbidden(run, cgid, TETHER_FS_TASK_CONTROL, -EPERM);
+}
+
+SEC("lsm/task_setnice")
+int BPF_PROG(tether_task_setnice, struct task_struct *p, int nice, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_task_control(p);
+}
+
+SEC("lsm/task_setioprio")
+int BPF_PROG(tether_task_setioprio, struct task_struct *p, int ioprio, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_task_control(p);
+}
+
+/* sched_setscheduler, sched_setparam, sched_setattr and sched_setaffinity */
+SEC("lsm/task_setscheduler")
+int BPF_PROG(tether_task_setscheduler, struct task_struct *p, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_task_control(p);
+}
+
+/* migrate_pages, move_pages */
+SEC("lsm/task_movememory")
+int BPF_PROG(tether_task_movememory, struct task_struct *p, int ret)
+{
+	if (ret)
+		return ret;
+	return deny_task_control(p);
+}
+
+/*
+ * prlimit(2) on another process (on itself the kernel asks no hook).  The
+ * hook names the target only by its credentials: a run may act on the
+ * threads that share its own and on nothing else.  Lowering the
+ * controller's RLIMIT_NOFILE or setting its RLIMIT_CPU would break the
+ * run's cleanup; reading another run's limits is none of its business.
+ */
+SEC("lsm/task_prlimit")
+int BPF_PROG(tether_task_prlimit, const struct cred *cred, const struct cred *tcred,
+	     unsigned int flags, int ret)
+{
+	struct tether_run *run;
+	__u64 cgid;
+
+	if (ret)
+		return ret;
+	run = current_run(&cgid);
+	if (!run || tcred == cred)
+		return 0;
+	return deny_forbidden(run, cgid, TETHER_FS_TASK_CONTROL, -EPERM);
 }

@@ -25,7 +25,7 @@
 
 /* Maps userspace needs; everything else stays private to the programs. */
 static const char *const pinned_maps[] = { "runs", "path_rules", "inode_rules", "audit_rings",
-					   "ptys", "abstract_sockets", "rodata" };
+					   "ptys", "abstract_sockets", "run_keys", "rodata" };
 /* The network object's own maps (it shares runs and audit_rings). */
 static const char *const net_pinned_maps[] = { "net_rules", "net_rodata" };
 
@@ -51,21 +51,38 @@ static int fail(struct tl_error *err, int code, const char *fmt, ...)
 	return code;
 }
 
+/*
+ * FNV-1a over 64-bit words (the tail byte by byte): identity, not security.
+ * Every run hashes both objects (about 2 MB), so a word at a time.
+ */
+static uint64_t hash_bytes(uint64_t hash, const unsigned char *p, size_t size)
+{
+	size_t i = 0;
+
+	for (; i + 8 <= size; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, p + i, sizeof(w));
+		hash = (hash ^ w) * 0x100000001b3ULL;
+	}
+	for (; i < size; i++)
+		hash = (hash ^ p[i]) * 0x100000001b3ULL;
+	return hash;
+}
+
 const char *tl_pin_dir(void)
 {
 	static char dir[64];
 	const unsigned char *elf;
-	uint64_t hash = 0xcbf29ce484222325ULL;	/* FNV-1a: identity, not security */
+	uint64_t hash = 0xcbf29ce484222325ULL;
 	size_t size;
 
 	if (dir[0])
 		return dir;
 	elf = fs_bpf__elf_bytes(&size);
-	for (size_t i = 0; i < size; i++)
-		hash = (hash ^ elf[i]) * 0x100000001b3ULL;
+	hash = hash_bytes(hash, elf, size);
 	elf = net_bpf__elf_bytes(&size);
-	for (size_t i = 0; i < size; i++)
-		hash = (hash ^ elf[i]) * 0x100000001b3ULL;
+	hash = hash_bytes(hash, elf, size);
 	snprintf(dir, sizeof(dir), "%s/%016llx", TETHER_PIN_ROOT, (unsigned long long)hash);
 	return dir;
 }
@@ -126,6 +143,24 @@ static int hook_arity(const struct btf *vmlinux, const char *hook)
 	return t && btf_is_func_proto(t) ? btf_vlen(t) : -EINVAL;
 }
 
+/* LSM hooks some kernels lack that tether cannot do without, and what provides them. */
+static const struct {
+	const char *name;
+	int arity;
+	const char *needs;
+} required_hooks[] = {
+	{ "userns_create", 1, "Linux 6.1 or later" },
+	{ "key_alloc", 3, "CONFIG_KEYS" },
+	{ "key_permission", 3, "CONFIG_KEYS" },
+	{ "file_fcntl", 3, "any supported kernel" },
+	{ "syslog", 1, "any supported kernel" },
+	{ "settime", 2, "any supported kernel" },
+	{ "ptrace_traceme", 1, "any supported kernel" },
+};
+
+/* Kernel functions the fentry/fexit programs attach to (not LSM hooks). */
+static const char *const traced_functions[] = { "cap_capable", "security_key_free" };
+
 /*
  * Hooks whose signature changed between supported kernels come as one
  * program per signature, and hooks newer than 6.1 are optional; keep what
@@ -170,15 +205,116 @@ static int select_programs(struct fs_bpf *skel, struct tl_error *err)
 	/* 6.2+: ftruncate no longer passes path_truncate */
 	bpf_program__set_autoload(skel->progs.tether_file_truncate,
 				  hook_arity(vmlinux, "file_truncate") == 1);
+	/* perf_event_open lost its attr argument in 6.12 */
+	arity = hook_arity(vmlinux, "perf_event_open");
+	bpf_program__set_autoload(skel->progs.tether_perf_event_open_attr, arity == 2);
+	bpf_program__set_autoload(skel->progs.tether_perf_event_open, arity == 1);
+	if (arity != 1 && arity != 2) {
+		btf__free(vmlinux);
+		return fail(err, arity < 0 ? arity : EINVAL,
+			    "reading the signature of the perf_event_open LSM hook from kernel BTF");
+	}
+	/*
+	 * Required, not optional: without them a run could leave through a
+	 * user namespace or reach keys outside it.  Said here by name rather
+	 * than left to a failed load.
+	 */
+	for (size_t i = 0; i < sizeof(required_hooks) / sizeof(required_hooks[0]); i++) {
+		if (hook_arity(vmlinux, required_hooks[i].name) != required_hooks[i].arity) {
+			btf__free(vmlinux);
+			return fail(err, ENOTSUP,
+				    "this kernel has no %s LSM hook with %d arguments (%s)",
+				    required_hooks[i].name, required_hooks[i].arity,
+				    required_hooks[i].needs);
+		}
+	}
+	for (size_t i = 0; i < sizeof(traced_functions) / sizeof(traced_functions[0]); i++) {
+		if (btf__find_by_name_kind(vmlinux, traced_functions[i], BTF_KIND_FUNC) < 0) {
+			btf__free(vmlinux);
+			return fail(err, ENOTSUP,
+				    "this kernel's BTF has no function %s to trace (fentry/fexit)",
+				    traced_functions[i]);
+		}
+	}
 	btf__free(vmlinux);
 	return 0;
 }
 
-/* Counts the pins of a complete set: every map above and one link per program. */
-static int count_pins(struct fs_bpf *skel, struct net_bpf *net, size_t *present,
-		      size_t *expected)
+/*
+ * Which programs select_programs() kept, pinned as one array map next to
+ * the links ("autoload": a byte per program, in the order of the
+ * skeleton's program table), so that later controllers need neither read
+ * the kernel's BTF nor open the objects (parsing them and the BTF took most
+ * of a run's setup).  It is pinned last, after a complete load; without it,
+ * or with a set it does not describe, the objects are opened and the BTF
+ * decides, as on the first load.
+ */
+#define AUTOLOAD_PIN	"autoload"
+#define AUTOLOAD_MAX	256
+
+/* The objects' program tables, without opening (parsing) the objects. */
+struct obj_tables {
+	struct fs_bpf *fs;
+	struct net_bpf *net;
+};
+
+static int tables_open(struct obj_tables *t)
 {
-	struct bpf_program *prog;
+	*t = (struct obj_tables){ calloc(1, sizeof(*t->fs)), calloc(1, sizeof(*t->net)) };
+	if (!t->fs || !t->net || fs_bpf__create_skeleton(t->fs) || net_bpf__create_skeleton(t->net))
+		return -ENOMEM;
+	if (t->fs->skeleton->prog_cnt > AUTOLOAD_MAX)
+		return -E2BIG;
+	return 0;
+}
+
+static void tables_close(struct obj_tables *t)
+{
+	fs_bpf__destroy(t->fs);	/* its object was never opened: frees the tables */
+	net_bpf__destroy(t->net);
+}
+
+static void pin_autoload(const unsigned char flags[AUTOLOAD_MAX])
+{
+	char path[256];
+	__u32 zero = 0;
+	int fd;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, AUTOLOAD_PIN, sizeof(zero), AUTOLOAD_MAX, 1, NULL);
+	if (fd < 0)
+		return;
+	pin_path(path, sizeof(path), "", AUTOLOAD_PIN);
+	if (bpf_map_update_elem(fd, &zero, flags, BPF_ANY) == 0)
+		bpf_obj_pin(fd, path);
+	close(fd);
+}
+
+/* The pinned "autoload" record: 0, or -ENOENT when there is none. */
+static int read_autoload(unsigned char flags[AUTOLOAD_MAX])
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), zero = 0;
+	char path[256];
+	int fd, r;
+
+	pin_path(path, sizeof(path), "", AUTOLOAD_PIN);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -ENOENT;
+	r = bpf_obj_get_info_by_fd(fd, &info, &len) || info.value_size != AUTOLOAD_MAX ||
+		    bpf_map_lookup_elem(fd, &zero, flags) ? -ENOENT : 0;
+	close(fd);
+	return r;
+}
+
+/*
+ * Counts the pins of a complete set: every map above and one link per
+ * program, those of fs whose flag is set (select_programs' choice).
+ */
+static void count_pins(const struct obj_tables *t, const unsigned char *flags, size_t *present,
+		       size_t *expected)
+{
+	const struct bpf_object_skeleton *fs = t->fs->skeleton, *net = t->net->skeleton;
 	size_t i;
 
 	*present = *expected = 0;
@@ -190,17 +326,31 @@ static int count_pins(struct fs_bpf *skel, struct net_bpf *net, size_t *present,
 		(*expected)++;
 		*present += pinned("", net_pinned_maps[i]);
 	}
-	bpf_object__for_each_program(prog, skel->obj) {
-		if (!bpf_program__autoload(prog))
+	for (int p = 0; p < fs->prog_cnt; p++) {
+		if (!flags[p])
 			continue;
 		(*expected)++;
-		*present += pinned("link_", bpf_program__name(prog));
+		*present += pinned("link_", fs->progs[p].name);
 	}
-	bpf_object__for_each_program(prog, net->obj) {
+	for (int p = 0; p < net->prog_cnt; p++) {
 		(*expected)++;
-		*present += pinned("link_", bpf_program__name(prog));
+		*present += pinned("link_", net->progs[p].name);
 	}
-	return 0;
+}
+
+/* select_programs' choice as flags in the fs table's order. */
+static void autoload_flags(struct fs_bpf *skel, const struct obj_tables *t,
+			   unsigned char flags[AUTOLOAD_MAX])
+{
+	const struct bpf_object_skeleton *s = t->fs->skeleton;
+
+	memset(flags, 0, AUTOLOAD_MAX);
+	for (int i = 0; i < s->prog_cnt; i++) {
+		struct bpf_program *prog = bpf_object__find_program_by_name(skel->obj,
+									     s->progs[i].name);
+
+		flags[i] = prog && bpf_program__autoload(prog);
+	}
 }
 
 static void unpin_all(struct fs_bpf *skel, struct net_bpf *net)
@@ -227,6 +377,8 @@ static void unpin_all(struct fs_bpf *skel, struct net_bpf *net)
 		pin_path(path, sizeof(path), "", net_pinned_maps[i]);
 		unlink(path);
 	}
+	pin_path(path, sizeof(path), "", AUTOLOAD_PIN);
+	unlink(path);
 }
 
 int tl_cgroup_id(int dir_fd, uint64_t *id)
@@ -303,21 +455,22 @@ static int net_load(struct net_bpf *net, uint32_t level, int runs_fd, int rings_
  * The pinned network links must be attached to this parent cgroup: one
  * removed and made again has another id, and its runs would go unchecked.
  */
-static int check_net_links(struct net_bpf *net, int parent_fd, struct tl_error *err)
+static int check_net_links(const struct bpf_object_skeleton *net, int parent_fd,
+			   struct tl_error *err)
 {
-	struct bpf_program *prog;
 	uint64_t parent_id = 0;
 	char path[256];
 	int r = tl_cgroup_id(parent_fd, &parent_id);
 
 	if (r)
 		return fail(err, r, "reading the cgroup id of the run cgroups' parent");
-	bpf_object__for_each_program(prog, net->obj) {
+	for (int p = 0; p < net->prog_cnt; p++) {
+		const char *name = net->progs[p].name;
 		struct bpf_link_info info = {};
 		__u32 len = sizeof(info);
 		int fd;
 
-		pin_path(path, sizeof(path), "link_", bpf_program__name(prog));
+		pin_path(path, sizeof(path), "link_", name);
 		fd = bpf_obj_get(path);
 		if (fd < 0)
 			return fail(err, errno, "opening pinned link %s", path);
@@ -330,7 +483,7 @@ static int check_net_links(struct net_bpf *net, int parent_fd, struct tl_error *
 				    "the pinned network program %s is attached to cgroup %llu, not "
 				    "to the run cgroups' parent (%llu), which was made again since; "
 				    "when no run is live, reload with: rm -r %s",
-				    bpf_program__name(prog),
+				    name,
 				    (unsigned long long)info.cgroup.cgroup_id,
 				    (unsigned long long)parent_id, tl_pin_dir());
 	}
@@ -349,7 +502,7 @@ static int load_and_attach(struct fs_bpf *skel, struct net_bpf *net, uint32_t le
 	skel->rodata->run_cgroup_level = level;
 	r = fs_bpf__load(skel);
 	if (r)
-		return fail(err, r, "loading the BPF-LSM programs into the kernel");
+		return fail(err, r, "loading the BPF-LSM and tracing programs into the kernel");
 	bpf_object__for_each_program(prog, skel->obj) {
 		struct bpf_link *link;
 
@@ -360,7 +513,7 @@ static int load_and_attach(struct fs_bpf *skel, struct net_bpf *net, uint32_t le
 			r = -errno;
 			if (pin)
 				unpin_all(skel, net);
-			return fail(err, r, "attaching BPF-LSM program %s", bpf_program__name(prog));
+			return fail(err, r, "attaching BPF program %s", bpf_program__name(prog));
 		}
 		if (pin) {
 			pin_path(path, sizeof(path), "link_", bpf_program__name(prog));
@@ -438,16 +591,19 @@ out:
 int tl_node_open(uint32_t run_cgroup_level, int parent_cgroup_fd, struct tl_node *node,
 		 struct tl_error *err)
 {
+	unsigned char flags[AUTOLOAD_MAX];
+	struct obj_tables tables = { 0 };
 	struct net_bpf *net = NULL;
 	struct fs_bpf *skel = NULL;
-	size_t present, expected;
+	size_t present = 0, expected = 0;
+	bool complete = false;
 	uint32_t level = 0;
 	int lock_fd = -1;
 	int r;
 
 	*node = (struct tl_node){
 		.runs_fd = -1, .path_rules_fd = -1, .inode_rules_fd = -1, .audit_rings_fd = -1,
-		.ptys_fd = -1, .abstract_fd = -1, .net_rules_fd = -1,
+		.ptys_fd = -1, .abstract_fd = -1, .net_rules_fd = -1, .run_keys_fd = -1,
 	};
 	r = make_pin_dir(err);
 	if (r)
@@ -465,32 +621,50 @@ int tl_node_open(uint32_t run_cgroup_level, int parent_cgroup_fd, struct tl_node
 		}
 		usleep(10000);
 	}
-	skel = fs_bpf__open();
-	net = net_bpf__open();
-	if (!skel || !net) {
-		r = fail(err, errno, "opening the embedded BPF objects");
+	r = tables_open(&tables);
+	if (r) {
+		r = fail(err, r, "reading the embedded BPF objects' program tables");
 		goto out;
 	}
-	r = select_programs(skel, err);
-	if (r)
-		goto out;
-	count_pins(skel, net, &present, &expected);
-	if (present == 0) {
-		r = load_and_attach(skel, net, run_cgroup_level, parent_cgroup_fd, true, err);
+	/*
+	 * The fast way, for every run after the first: a complete set pinned in
+	 * this boot, with the choice of programs it was loaded with.
+	 */
+	if (read_autoload(flags) == 0) {
+		count_pins(&tables, flags, &present, &expected);
+		complete = present == expected;
+	}
+	if (!complete) {
+		skel = fs_bpf__open();
+		net = net_bpf__open();
+		if (!skel || !net) {
+			r = fail(err, errno, "opening the embedded BPF objects");
+			goto out;
+		}
+		r = select_programs(skel, err);
 		if (r)
 			goto out;
-		node->loaded_now = true;
-	} else if (present != expected) {
-		/*
-		 * Removing a partial set could detach programs that still confine
-		 * live runs; a person has to decide.
-		 */
-		r = fail(err, EUCLEAN,
-			 "%s holds %zu of the %zu pinned objects this tether expects (another "
-			 "tether version, or an interrupted load); when no run is live, remove "
-			 "it with: rm -r %s",
-			 tl_pin_dir(), present, expected, tl_pin_dir());
-		goto out;
+		autoload_flags(skel, &tables, flags);
+		count_pins(&tables, flags, &present, &expected);
+		if (present == 0) {
+			r = load_and_attach(skel, net, run_cgroup_level, parent_cgroup_fd, true, err);
+			if (r)
+				goto out;
+			node->loaded_now = true;
+			/* without it later runs open the objects again: slower, not wrong */
+			pin_autoload(flags);
+		} else if (present != expected) {
+			/*
+			 * Removing a partial set could detach programs that still
+			 * confine live runs; a person has to decide.
+			 */
+			r = fail(err, EUCLEAN,
+				 "%s holds %zu of the %zu pinned objects this tether expects "
+				 "(another tether version, or an interrupted load); when no run is "
+				 "live, remove it with: rm -r %s",
+				 tl_pin_dir(), present, expected, tl_pin_dir());
+			goto out;
+		}
 	}
 	r = pinned_level(&level, err);
 	if (r)
@@ -503,7 +677,7 @@ int tl_node_open(uint32_t run_cgroup_level, int parent_cgroup_fd, struct tl_node
 		goto out;
 	}
 	node->run_cgroup_level = level;
-	r = check_net_links(net, parent_cgroup_fd, err);
+	r = check_net_links(tables.net->skeleton, parent_cgroup_fd, err);
 	if (!r)
 		r = open_pinned_map("runs", &node->runs_fd, err);
 	if (!r)
@@ -515,12 +689,15 @@ int tl_node_open(uint32_t run_cgroup_level, int parent_cgroup_fd, struct tl_node
 	if (!r)
 		r = open_pinned_map("abstract_sockets", &node->abstract_fd, err);
 	if (!r)
+		r = open_pinned_map("run_keys", &node->run_keys_fd, err);
+	if (!r)
 		r = open_pinned_map("audit_rings", &node->audit_rings_fd, err);
 	if (!r)
 		r = open_pinned_map("net_rules", &node->net_rules_fd, err);
 out:
 	net_bpf__destroy(net);
 	fs_bpf__destroy(skel);
+	tables_close(&tables);
 	if (lock_fd >= 0)
 		close(lock_fd);
 	if (r)
@@ -546,8 +723,10 @@ void tl_node_close(struct tl_node *node)
 		close(node->audit_rings_fd);
 	if (node->net_rules_fd >= 0)
 		close(node->net_rules_fd);
+	if (node->run_keys_fd >= 0)
+		close(node->run_keys_fd);
 	node->runs_fd = node->path_rules_fd = node->inode_rules_fd = node->audit_rings_fd = -1;
-	node->ptys_fd = node->abstract_fd = node->net_rules_fd = -1;
+	node->ptys_fd = node->abstract_fd = node->net_rules_fd = node->run_keys_fd = -1;
 	for (size_t i = 0; i < node->link_count; i++)
 		bpf_link__destroy(node->links[i]);
 	free(node->links);
@@ -565,7 +744,7 @@ int tl_net_open_unpinned(uint32_t run_cgroup_level, int parent_cgroup_fd, struct
 
 	*node = (struct tl_node){
 		.runs_fd = -1, .path_rules_fd = -1, .inode_rules_fd = -1, .audit_rings_fd = -1,
-		.ptys_fd = -1, .abstract_fd = -1, .net_rules_fd = -1,
+		.ptys_fd = -1, .abstract_fd = -1, .net_rules_fd = -1, .run_keys_fd = -1,
 	};
 	net = net_bpf__open();
 	if (!net)
@@ -959,6 +1138,47 @@ int tl_run_counters(struct tl_node *node, const struct tl_run *run, struct tl_ru
 
 static int delete_slot_keys(int fd, size_t key_size, size_t slot_offset, uint32_t slot);
 
+/*
+ * The keys a run allocated (run_keys: key address -> run cgroup id).  They
+ * leave the map when the kernel frees them, which for a run's keyrings is
+ * soon after its last process; removing them with the run leaves nothing
+ * behind at once.  No run can reach them either way: cgroup ids are not
+ * reused.  -1 (tl_net_open_unpinned's node): nothing to remove.
+ */
+static int delete_run_keys(int fd, uint64_t cgroup_id)
+{
+	uint64_t cur = 0, next, owner, *gone = NULL;
+	size_t count = 0, cap = 0;
+	bool first = true;
+	int r = 0;
+
+	if (fd < 0)
+		return 0;
+	while (bpf_map_get_next_key(fd, first ? NULL : &cur, &next) == 0) {
+		first = false;
+		cur = next;
+		if (bpf_map_lookup_elem(fd, &next, &owner) || owner != cgroup_id)
+			continue;
+		if (count == cap) {
+			uint64_t *grown;
+
+			cap = cap ? 2 * cap : 16;
+			grown = realloc(gone, cap * sizeof(*gone));
+			if (!grown) {
+				free(gone);
+				return -ENOMEM;
+			}
+			gone = grown;
+		}
+		gone[count++] = next;
+	}
+	for (size_t i = 0; i < count; i++)
+		if (bpf_map_delete_elem(fd, &gone[i]) && errno != ENOENT && !r)
+			r = -errno;
+	free(gone);
+	return r;
+}
+
 int tl_run_remove(struct tl_node *node, struct tl_run *run, struct tl_error *err)
 {
 	struct tether_path_key key;
@@ -970,6 +1190,13 @@ int tl_run_remove(struct tl_node *node, struct tl_run *run, struct tl_error *err
 			first = fail(err, errno, "removing run cgroup %llu from the runs map",
 				     (unsigned long long)run->cgroup_id);
 		run->active = false;
+	}
+	{
+		int r = delete_run_keys(node->run_keys_fd, run->cgroup_id);
+
+		if (r && !first)
+			first = fail(err, r, "removing the keys of run cgroup %llu",
+				     (unsigned long long)run->cgroup_id);
 	}
 	for (i = 0; i < run->rule_count; i++) {
 		struct tl_run_rule *rr = &run->rules[i];
@@ -1108,8 +1335,10 @@ int tl_run_reclaim(struct tl_node *node, uint64_t cgroup_id, struct tl_error *er
 							  (unsigned long long)cgroup_id);
 	if (bpf_map_delete_elem(node->runs_fd, &cgroup_id) && errno != ENOENT)
 		return fail(err, errno, "removing run cgroup %llu", (unsigned long long)cgroup_id);
-	r = delete_slot_keys(node->path_rules_fd, sizeof(struct tether_path_key),
-			     offsetof(struct tether_path_key, run_slot), value.run_slot);
+	r = delete_run_keys(node->run_keys_fd, cgroup_id);
+	if (!r)
+		r = delete_slot_keys(node->path_rules_fd, sizeof(struct tether_path_key),
+				     offsetof(struct tether_path_key, run_slot), value.run_slot);
 	if (!r)
 		r = delete_slot_keys(node->inode_rules_fd, sizeof(struct tether_inode_key),
 				     offsetof(struct tether_inode_key, run_slot), value.run_slot);

@@ -43,6 +43,7 @@ struct tl_node {
 	int ptys_fd;		/* the ptys runs allocated (written by BPF) */
 	int abstract_fd;	/* the abstract unix socket names runs may reach */
 	int net_rules_fd;	/* address rules (LPM trie) */
+	int run_keys_fd;	/* keys runs allocated: address -> run cgroup id */
 	uint32_t run_cgroup_level;
 	bool loaded_now;	/* this call loaded and pinned the programs */
 	/* tl_net_open_unpinned only: the skeleton and its links, freed by close */

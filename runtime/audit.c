@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -150,6 +151,9 @@ const char *audit_fs_op_name(uint32_t op)
 		[TETHER_FS_MPROTECT_EXEC] = "mprotect_exec",
 		[TETHER_FS_SOCKET_CREATE] = "socket_create",
 		[TETHER_FS_CAPABILITY] = "capability",
+		[TETHER_FS_USERNS] = "userns_create",	       [TETHER_FS_PERF_EVENT] = "perf_event_open",
+		[TETHER_FS_SYSLOG] = "syslog",		       [TETHER_FS_SETTIME] = "settime",
+		[TETHER_FS_KEY] = "keyctl",		       [TETHER_FS_TASK_CONTROL] = "task_control",
 	};
 
 	if (op < sizeof(names) / sizeof(names[0]) && names[op])
@@ -244,13 +248,53 @@ static int begin_record(struct strbuf *out, const struct tether_event_hdr *hdr,
 	return r;
 }
 
+const char *audit_capability_name(const char *number, char *buf, size_t size)
+{
+	static const char *const names[] = {
+		"chown",	  "dac_override",    "dac_read_search", "fowner",
+		"fsetid",	  "kill",	     "setgid",		"setuid",
+		"setpcap",	  "linux_immutable", "net_bind_service", "net_broadcast",
+		"net_admin",	  "net_raw",	     "ipc_lock",	"ipc_owner",
+		"sys_module",	  "sys_rawio",	     "sys_chroot",	"sys_ptrace",
+		"sys_pacct",	  "sys_admin",	     "sys_boot",	"sys_nice",
+		"sys_resource",	  "sys_time",	     "sys_tty_config",	"mknod",
+		"lease",	  "audit_write",     "audit_control",	"setfcap",
+		"mac_override",	  "mac_admin",	     "syslog",		"wake_alarm",
+		"block_suspend",  "audit_read",	     "perfmon",		"bpf",
+		"checkpoint_restore",
+	};
+	unsigned long cap;
+	char *end;
+
+	if (number[0] < '0' || number[0] > '9')
+		return number;	/* not a number: a record of an older tether, already a name */
+	errno = 0;
+	cap = strtoul(number, &end, 10);
+	if (*end || errno)
+		return number;
+	if (cap < sizeof(names) / sizeof(names[0]))
+		snprintf(buf, size, "cap_%s", names[cap]);
+	else
+		snprintf(buf, size, "cap_%lu", cap);	/* newer than this table */
+	return buf;
+}
+
 static int format_fs(const struct tether_fs_event *ev, const struct audit_stream *st,
 		     struct strbuf *out)
 {
 	int r = begin_record(out, &ev->hdr, st, "fs");
 
 	r |= sb_printf(out, ",\"op\":\"%s\",\"path\":", audit_fs_op_name(ev->op));
-	if ((ev->flags & TETHER_FS_PATH_BELOW_RULE) && ev->rule_id < st->rule_count &&
+	if (ev->op == TETHER_FS_CAPABILITY) {
+		char number[sizeof(ev->path)], name[64];
+		const char *cap;
+
+		/* the kernel wrote the number: a name per capability would crowd its .rodata */
+		memcpy(number, ev->path, sizeof(number));
+		number[sizeof(number) - 1] = 0;
+		cap = audit_capability_name(number, name, sizeof(name));
+		r |= sb_json_string(out, cap, strlen(cap));
+	} else if ((ev->flags & TETHER_FS_PATH_BELOW_RULE) && ev->rule_id < st->rule_count &&
 	    st->rule_paths[ev->rule_id]) {
 		/* the kernel named the part below the rule's root: put the root back in front */
 		struct strbuf full = { 0 };

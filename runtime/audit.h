@@ -54,6 +54,12 @@ int audit_write_run_event(struct audit_stream *st, const char *event, const char
 void audit_format_time(uint64_t mono_ns, char *buf, size_t size);
 
 const char *audit_fs_op_name(uint32_t op);
+/*
+ * The name of the capability whose number a capability record carries
+ * ("21" -> "cap_sys_admin", written into buf), or `number` itself when it
+ * is not a number.
+ */
+const char *audit_capability_name(const char *number, char *buf, size_t size);
 const char *audit_net_op_name(uint32_t op);
 
 /* "192.0.2.1" for IPv4-mapped addresses, "2001:db8::1" otherwise. */

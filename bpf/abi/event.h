@@ -71,7 +71,23 @@ enum tether_fs_op {
 	TETHER_FS_MMAP_EXEC  = 35,	/* mmap of a file with PROT_EXEC (shared libraries) */
 	TETHER_FS_MPROTECT_EXEC = 36,	/* mprotect adding PROT_EXEC to a file mapping */
 	TETHER_FS_SOCKET_CREATE = 37,	/* a socket of a refused family; path: "FAMILY/TYPE/PROTOCOL" */
-	TETHER_FS_CAPABILITY = 38,	/* a refused capability; path: its name ("cap_net_admin") */
+	/*
+	 * A refused capability.  path: its number in decimal ("12"), which the
+	 * controller writes as the name ("cap_net_admin").  Either tether
+	 * refused a check the capability module allowed, or (recorded after
+	 * the fact) the capability module refused one: the file permission
+	 * capabilities (dac_override, dac_read_search, fowner, fsetid) are
+	 * not recorded then.
+	 */
+	TETHER_FS_CAPABILITY = 38,
+	TETHER_FS_USERNS     = 39,	/* a new user namespace (unshare, clone) */
+	TETHER_FS_PERF_EVENT = 40,	/* perf_event_open(2) */
+	TETHER_FS_SYSLOG     = 41,	/* syslog(2); path: the action number in decimal */
+	TETHER_FS_SETTIME    = 42,	/* setting the system clock */
+	TETHER_FS_KEY        = 43,	/* a key the run did not allocate; path: its description */
+	/* scheduling, nice, I/O priority, CPU affinity, resource limits or memory
+	 * placement of a process outside the run; path is empty */
+	TETHER_FS_TASK_CONTROL = 44,
 };
 
 enum tether_decision {

@@ -94,6 +94,108 @@ Test(audit, formats_fs_record)
 	sb_free(&sb);
 }
 
+/* The record after the time field, for records whose time does not matter. */
+static char *format_after_time(const struct tether_fs_event *ev)
+{
+	struct audit_stream st = { .run_id = "r" };
+	struct strbuf sb = { 0 };
+	const char *after;
+	char *copy;
+
+	cr_assert_eq(audit_format_record(ev, sizeof(*ev), &st, &sb), 0);
+	after = strstr(sb.data, "Z\",");
+	cr_assert_not_null(after, "%s", sb.data);
+	copy = strdup(after + 3);
+	sb_free(&sb);
+	return copy;
+}
+
+/* The kernel writes a capability's number; the record names it. */
+Test(audit, capability_records_name_the_capability)
+{
+	static const struct {
+		const char *number, *name;
+	} cases[] = {
+		{ "12", "cap_net_admin" }, { "21", "cap_sys_admin" }, { "0", "cap_chown" },
+		{ "16", "cap_sys_module" }, { "34", "cap_syslog" },   { "40", "cap_checkpoint_restore" },
+		{ "41", "cap_41" },	     /* newer than the table */
+		{ "cap_net_admin", "cap_net_admin" },	/* already a name */
+		{ "12x", "12x" },	     /* not a number: shown as it came */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tether_fs_event ev = sample();
+		char expect[512], *got;
+
+		ev.op = TETHER_FS_CAPABILITY;
+		ev.err = -EPERM;
+		ev.reason = TETHER_REASON_FORBIDDEN;
+		ev.access = 0;
+		strcpy(ev.path, cases[i].number);
+		snprintf(expect, sizeof(expect),
+			 "\"run_id\":\"r\",\"kind\":\"fs\",\"op\":\"capability\",\"path\":\"%s\","
+			 "\"decision\":\"deny\",\"errno\":\"EPERM\",\"reason\":\"forbidden\","
+			 "\"pid\":10,\"tgid\":9,\"uid\":0,\"comm\":\"sh\",\"exe\":\"/bin/sh\","
+			 "\"cgroup_id\":77}",
+			 cases[i].name);
+		got = format_after_time(&ev);
+		cr_assert_str_eq(got, expect, "capability %s", cases[i].number);
+		free(got);
+	}
+}
+
+/* A number that fills the whole field (no NUL, out of range) is shown cut, as it came. */
+Test(audit, capability_number_without_nul_stays_in_bounds)
+{
+	struct tether_fs_event ev = sample();
+	char expect[300], *got;
+
+	ev.op = TETHER_FS_CAPABILITY;
+	memset(ev.path, '1', sizeof(ev.path));
+	snprintf(expect, sizeof(expect), "\"op\":\"capability\",\"path\":\"%.*s\",",
+		 (int)sizeof(ev.path) - 1, ev.path);
+	got = format_after_time(&ev);
+	cr_assert_not_null(strstr(got, expect), "%s", got);
+	free(got);
+}
+
+Test(audit, names_the_kernel_boundary_ops)
+{
+	cr_assert_str_eq(audit_fs_op_name(TETHER_FS_USERNS), "userns_create");
+	cr_assert_str_eq(audit_fs_op_name(TETHER_FS_PERF_EVENT), "perf_event_open");
+	cr_assert_str_eq(audit_fs_op_name(TETHER_FS_SYSLOG), "syslog");
+	cr_assert_str_eq(audit_fs_op_name(TETHER_FS_SETTIME), "settime");
+	cr_assert_str_eq(audit_fs_op_name(TETHER_FS_KEY), "keyctl");
+	cr_assert_str_eq(audit_fs_op_name(TETHER_FS_TASK_CONTROL), "task_control");
+	cr_assert_str_eq(audit_fs_op_name(TETHER_FS_TASK_CONTROL + 1), "unknown");
+}
+
+/* A key record: the description as the path, EACCES; a syslog action by number. */
+Test(audit, formats_key_and_syslog_records)
+{
+	struct tether_fs_event ev = sample();
+	char *got;
+
+	ev.op = TETHER_FS_KEY;
+	ev.err = -EACCES;
+	ev.reason = TETHER_REASON_FORBIDDEN;
+	ev.access = 0;
+	strcpy(ev.path, "_uid.0");
+	got = format_after_time(&ev);
+	cr_assert_str_eq(got, "\"run_id\":\"r\",\"kind\":\"fs\",\"op\":\"keyctl\",\"path\":\"_uid.0\","
+			      "\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":\"forbidden\","
+			      "\"pid\":10,\"tgid\":9,\"uid\":0,\"comm\":\"sh\",\"exe\":\"/bin/sh\","
+			      "\"cgroup_id\":77}");
+	free(got);
+	ev.op = TETHER_FS_SYSLOG;
+	ev.err = -EPERM;
+	strcpy(ev.path, "10");
+	got = format_after_time(&ev);
+	cr_assert_not_null(strstr(got, "\"op\":\"syslog\",\"path\":\"10\",\"decision\":\"deny\","
+					"\"errno\":\"EPERM\""), "%s", got);
+	free(got);
+}
+
 /* Several rights, audit mode, a protected path with and without a rule. */
 Test(audit, formats_access_decision_and_protected)
 {
