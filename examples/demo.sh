@@ -7,18 +7,27 @@
 tether=${TETHER:-tether}
 envelope=${1:-examples/demo.yaml}
 audit=/tmp/tether-demo/audit.jsonl
-mkdir -p /tmp/tether-demo/workspace
-rm -f "$audit" /tmp/tether-demo/outside.txt /tmp/tether-demo/workspace/payload.sh
+# The run is uid 65534 (nobody), the envelope's default identity: tether
+# creates the workspace and gives it to that uid.  /tmp/tether-demo is
+# world-writable like /tmp, so what keeps the run from writing there is the
+# envelope, not file permissions.
+rm -rf /tmp/tether-demo/workspace
+mkdir -p /tmp/tether-demo && chmod 1777 /tmp/tether-demo
+rm -f "$audit" /tmp/tether-demo/outside.txt
 # The test VM's initramfs has no /etc/shadow; a real host always has one.
 [ -e /etc/shadow ] || echo 'root:*:19000:0:99999:7:::' > /etc/shadow
 
+# A credential in the caller's environment: the run's environment is an allow list.
+export GITHUB_TOKEN=ghp_demo_not_a_real_token
 echo "\$ tether run --envelope $envelope --audit $audit --audit-allowed -- /bin/sh -c '...'"
 "$tether" run --envelope "$envelope" --run-id demo --audit "$audit" --audit-allowed -- /bin/sh -c '
 	echo "agent: writing /tmp/tether-demo/workspace/result.txt (inside the workspace)"
 	echo "result" > /tmp/tether-demo/workspace/result.txt && echo "agent:   allowed"
 	echo "agent: writing /tmp/tether-demo/outside.txt (outside the workspace)"
 	echo "exfil" > /tmp/tether-demo/outside.txt || echo "agent:   denied"
-	echo "agent: reading /etc/shadow (a built-in protected path)"
+	echo "agent: running as $(id -un) (uid $(id -u)), capabilities $(grep CapEff /proc/self/status | cut -f2)"
+	echo "agent: GITHUB_TOKEN in its environment: ${GITHUB_TOKEN:-not set}"
+	echo "agent: reading /etc/shadow (a built-in protected path; nobody may not read it either)"
 	cat /etc/shadow >/dev/null 2>&1 && echo "agent:   read" || echo "agent:   denied"
 	echo "agent: running a script it just wrote into its workspace (W^X)"
 	printf "#!/bin/sh\\necho payload ran\\n" > /tmp/tether-demo/workspace/payload.sh

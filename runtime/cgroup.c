@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -331,6 +332,168 @@ static unsigned int signal_members(struct cg_run *cg, int sig)
 	free(line);
 	fclose(f);
 	return n;
+}
+
+void cg_format_cpu_max(uint64_t cpu_milli, char *buf, size_t size)
+{
+	/* period 100 ms: one CPU (1000) gets 100 ms each period, 0.5 CPU 50 ms */
+	const uint64_t period_us = 100000, min_quota_us = 1000;
+	uint64_t quota_us = cpu_milli > UINT64_MAX / 100 ? UINT64_MAX : cpu_milli * 100;
+
+	if (quota_us < min_quota_us)
+		quota_us = min_quota_us;
+	snprintf(buf, size, "%llu %llu", (unsigned long long)quota_us,
+		 (unsigned long long)period_us);
+}
+
+static bool has_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == 0 || p[n] == ' ' || p[n] == '\n'))
+			return true;
+	return false;
+}
+
+/* The controllers a set of limits needs, in the order cgroup.controllers lists them. */
+static size_t needed_controllers(const struct cg_limits *l, const char *out[3])
+{
+	size_t n = 0;
+
+	if (l->cpu_milli)
+		out[n++] = "cpu";
+	if (l->memory_bytes)
+		out[n++] = "memory";
+	if (l->pids)
+		out[n++] = "pids";
+	return n;
+}
+
+void cg_missing_controllers(const char *available, const struct cg_limits *limits, char *out,
+			    size_t size)
+{
+	const char *need[3];
+	size_t n = needed_controllers(limits, need), len = 0;
+
+	if (size)
+		out[0] = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (available && has_word(available, need[i]))
+			continue;
+		len += (size_t)snprintf(out + len, len < size ? size - len : 0, "%s%s",
+					len ? " " : "", need[i]);
+	}
+}
+
+static int write_file_at(int dir_fd, const char *name, const char *value)
+{
+	size_t len = strlen(value);
+	ssize_t n;
+	int fd, r = 0;
+
+	fd = openat(dir_fd, name, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, value, len);
+	if (n < 0)
+		r = -errno;
+	else if ((size_t)n != len)
+		r = -EIO;
+	close(fd);
+	return r;
+}
+
+int cg_enable_controllers(const char *mount_point, const struct cg_limits *limits, char *why,
+			  size_t why_len)
+{
+	const char *need[3], *dirs[2] = { "", "/" TETHER_CGROUP_PARENT };
+	size_t n = needed_controllers(limits, need);
+	char path[4096], value[64] = "";
+	int r = 0;
+
+	if (!n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		snprintf(value + strlen(value), sizeof(value) - strlen(value), "%s+%s",
+			 i ? " " : "", need[i]);
+	for (size_t i = 0; i < 2 && !r; i++) {
+		int fd;
+
+		snprintf(path, sizeof(path), "%s%s", mount_point, dirs[i]);
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			r = -errno;
+		} else {
+			r = write_file_at(fd, "cgroup.subtree_control", value);
+			close(fd);
+		}
+		if (r)
+			snprintf(why, why_len, "writing '%s' to %s/cgroup.subtree_control: %s", value,
+				 path, strerror(-r));
+	}
+	return r;
+}
+
+int cg_run_set_limits(struct cg_run *cg, const struct cg_limits *limits, char *why,
+		      size_t why_len)
+{
+	char value[64];
+	int fd, r = 0;
+
+	fd = open(cg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		snprintf(why, why_len, "opening %s: %s", cg->path, strerror(errno));
+		return -errno;
+	}
+#define SET(file, ...)                                                                    \
+	do {                                                                              \
+		snprintf(value, sizeof(value), __VA_ARGS__);                               \
+		if (!r && (r = write_file_at(fd, file, value)))                            \
+			snprintf(why, why_len, "writing '%s' to %s/%s: %s", value, cg->path, \
+				 file, strerror(-r));                                       \
+	} while (0)
+	if (limits->cpu_milli) {
+		char cpu[48];
+
+		cg_format_cpu_max(limits->cpu_milli, cpu, sizeof(cpu));
+		SET("cpu.max", "%s", cpu);
+	}
+	if (limits->memory_bytes) {
+		SET("memory.max", "%llu", (unsigned long long)limits->memory_bytes);
+		/* no swap: memory_bytes is all the run gets, not a share of RAM plus disk */
+		if (faccessat(fd, "memory.swap.max", F_OK, 0) == 0)
+			SET("memory.swap.max", "0");
+		/* an OOM kills the whole run, not one process it would then restart */
+		SET("memory.oom.group", "1");
+	}
+	if (limits->pids)
+		SET("pids.max", "%llu", (unsigned long long)limits->pids);
+#undef SET
+	close(fd);
+	return r;
+}
+
+int cg_run_read_counter(struct cg_run *cg, const char *file, const char *key, uint64_t *value)
+{
+	char buf[1024], *line, *save = NULL;
+	size_t klen = strlen(key);
+	int fd, n;
+
+	fd = open(cg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	n = read_file_at(fd, file, buf, sizeof(buf));
+	close(fd);
+	if (n < 0)
+		return n;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, key, klen) == 0 && line[klen] == ' ') {
+			*value = strtoull(line + klen + 1, NULL, 10);
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 int cg_run_kill_and_wait(struct cg_run *cg, int timeout_ms, unsigned int *killed)

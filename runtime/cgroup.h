@@ -65,6 +65,43 @@ char *cg_controllers(const char *mount_point);
  */
 int cg_run_kill_and_wait(struct cg_run *cg, int timeout_ms, unsigned int *killed);
 
+/* The cgroup v2 limits of a run (resources.*); 0: not limited. */
+struct cg_limits {
+	uint64_t cpu_milli;	/* cpu.max: 1000 is one CPU */
+	uint64_t memory_bytes;	/* memory.max, with memory.swap.max 0 and memory.oom.group 1 */
+	uint64_t pids;		/* pids.max: tasks, threads included */
+};
+
+/* cpu.max's "QUOTA PERIOD" for a share of CPUs (period 100 ms, quota at least 1 ms). */
+void cg_format_cpu_max(uint64_t cpu_milli, char *buf, size_t size);
+
+/*
+ * The controllers `limits` need that `available` (cgroup.controllers) lacks,
+ * space-separated into `out`; "" when none is missing.
+ */
+void cg_missing_controllers(const char *available, const struct cg_limits *limits, char *out,
+			    size_t size);
+
+/*
+ * Enables the controllers `limits` need in <mount>/cgroup.subtree_control
+ * and <mount>/tether/cgroup.subtree_control (under the parent lock, before
+ * the run cgroup is made).  Returns 0 or a negative errno, naming the file
+ * in `why`.
+ */
+int cg_enable_controllers(const char *mount_point, const struct cg_limits *limits, char *why,
+			  size_t why_len);
+
+/* Writes the run cgroup's limits (before any process is in it). */
+int cg_run_set_limits(struct cg_run *cg, const struct cg_limits *limits, char *why,
+		      size_t why_len);
+
+/*
+ * Reads KEY's counter from a flat-keyed cgroup file ("oom_kill 2" in
+ * memory.events, "max 7" in pids.events) of the run cgroup.  Returns 0, or
+ * a negative errno (-ENOENT: no such file or key).
+ */
+int cg_run_read_counter(struct cg_run *cg, const char *file, const char *key, uint64_t *value);
+
 /* Removes the run cgroup directory and frees the struct. */
 int cg_run_destroy(struct cg_run *cg);
 void cg_run_free(struct cg_run *cg);

@@ -19,17 +19,20 @@
 #include <limits.h>
 #include <linux/close_range.h>
 #include <linux/sched.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/epoll.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,8 +45,10 @@
 #include "runtime/cgroup.h"
 #include "runtime/dnsproxy.h"
 #include "runtime/doctor.h"
+#include "runtime/launch.h"
 #include "runtime/net.h"
 #include "runtime/rules.h"
+#include "runtime/runs.h"
 #include "runtime/seccomp.h"
 #include "runtime/tether.h"
 
@@ -74,12 +79,18 @@ static void usage(FILE *out)
 		"else stderr): every denial, and with --audit-allowed (or the envelope's\n"
 		"audit.record_allowed) every allowed write operation too.\n"
 		"\n"
-		"Exit status: COMMAND's own (128+N if signal N ended it), or\n"
-		"  120  refused: this host cannot confine the run (see tether doctor); nothing ran\n"
-		"  121  the envelope is invalid; nothing ran\n"
+		"The run's terminal reason is its exit status (and the end record's \"reason\"):\n"
+		"  0    succeeded: COMMAND exited 0\n"
+		"  N    failed: COMMAND's own non-zero status (128+N if signal N ended it);\n"
+		"       126: COMMAND could not be executed, 127: COMMAND was not found\n"
+		"  120  refused: this host cannot enforce the envelope (see tether doctor); nothing ran\n"
+		"  121  refused: the envelope is invalid; nothing ran\n"
 		"  122  usage error; nothing ran\n"
-		"  123  setup or cleanup of the run failed (the message says which)\n"
-		"  126  COMMAND could not be executed;  127  COMMAND was not found\n");
+		"  123  setup failed, or the run's cleanup could not be verified (the message says which)\n"
+		"  124  timed_out: resources.wall_clock ran out; the run was killed\n"
+		"  125  budget_exhausted: resources.memory_bytes (OOM kill), process_count (forks\n"
+		"       refused repeatedly), output_bytes or network_egress.max_bytes\n"
+		"  130  cancelled: SIGINT, SIGTERM or SIGHUP to tether, or tether kill RUN\n");
 }
 
 static int parse_opts(int argc, char **argv, struct run_opts *o)
@@ -126,20 +137,6 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 	}
 	o->argv = argv + optind;
 	return 0;
-}
-
-/* Run ids name a cgroup directory and appear in audit records. */
-static bool valid_run_id(const char *id)
-{
-	size_t n = strlen(id);
-
-	if (n == 0 || n > 64 || strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!((id[i] >= 'a' && id[i] <= 'z') || (id[i] >= 'A' && id[i] <= 'Z') ||
-		      (id[i] >= '0' && id[i] <= '9') || id[i] == '-' || id[i] == '_' || id[i] == '.'))
-			return false;
-	return true;
 }
 
 static int make_run_id(char *buf, size_t size)
@@ -230,72 +227,26 @@ static int refuse(const struct doctor_report *rep, const char *why)
 	return TETHER_EXIT_REFUSED;
 }
 
-/*
- * Starts argv in the run cgroup.  The child reports a failed exec through a
- * close-on-exec pipe, so "not found" is told apart from the command's own
- * exit status 127.
- */
-static int spawn(int cgroup_fd, char **argv, const sigset_t *child_mask, pid_t *pid_out,
-		 int *pidfd_out, int *errpipe_out)
-{
-	struct clone_args args = { 0 };
-	int pidfd = -1, pipefd[2];
-	long pid;
+/* The terminal reasons a run that started can end with (the seed's). */
+enum run_reason {
+	RUN_REASON_NONE = 0,
+	RUN_REASON_SUCCEEDED,
+	RUN_REASON_FAILED,
+	RUN_REASON_CANCELLED,
+	RUN_REASON_TIMED_OUT,
+	RUN_REASON_BUDGET,
+	RUN_REASON_REFUSED,		/* the child could not shed the controller's authority */
+};
 
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return -errno;
-	args.flags = CLONE_INTO_CGROUP | CLONE_PIDFD;
-	args.pidfd = (uint64_t)(uintptr_t)&pidfd;
-	args.exit_signal = SIGCHLD;
-	args.cgroup = (uint64_t)cgroup_fd;
-	pid = syscall(SYS_clone3, &args, sizeof(args));
-	if (pid < 0) {
-		int r = -errno;
-
-		close(pipefd[0]);
-		close(pipefd[1]);
-		return r;
-	}
-	if (pid == 0) {
-		/* Child: async-signal-safe calls only until exec. */
-		struct sigaction dfl = { .sa_handler = SIG_DFL };
-		int e;
-
-		close(pipefd[0]);
-		/* SIG_IGN survives exec: give the command the SIGPIPE it expects */
-		sigaction(SIGPIPE, &dfl, NULL);
-		sigprocmask(SIG_SETMASK, child_mask, NULL);
-		/*
-		 * A new session: no controlling terminal, so the run cannot reach
-		 * the invoking shell's tty (bubblewrap's --new-session, for the
-		 * TIOCSTI class of escapes).
-		 */
-		if (setsid() < 0)
-			goto fail;
-		/*
-		 * Descriptors the caller left open beyond stdio (a file opened for
-		 * writing outside the workspace, a socket) would carry authority
-		 * the envelope does not grant.  The error pipe is close-on-exec
-		 * already and stays usable until exec.
-		 */
-		if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-			goto fail;
-		if (seccomp_deny_mount_api() < 0)
-			goto fail;
-		execvp(argv[0], argv);
-fail:
-		e = errno;
-		if (write(pipefd[1], &e, sizeof(e)) < 0) {
-			/* nothing left to tell it to */
-		}
-		_exit(e == ENOENT ? TETHER_EXIT_NOTFOUND : TETHER_EXIT_NOEXEC);
-	}
-	close(pipefd[1]);
-	*pid_out = (pid_t)pid;
-	*pidfd_out = pidfd;
-	*errpipe_out = pipefd[0];
-	return 0;
-}
+static const char *const run_reason_names[] = {
+	[RUN_REASON_NONE] = "unknown",
+	[RUN_REASON_SUCCEEDED] = "succeeded",
+	[RUN_REASON_FAILED] = "failed",
+	[RUN_REASON_CANCELLED] = "cancelled",
+	[RUN_REASON_TIMED_OUT] = "timed_out",
+	[RUN_REASON_BUDGET] = "budget_exhausted",
+	[RUN_REASON_REFUSED] = "refused",
+};
 
 struct run_ctx {
 	struct run_opts opts;
@@ -318,8 +269,29 @@ struct run_ctx {
 	struct dns_proxy *dns;
 	char **net_rule_names;
 	const char **host_rule_names;
-	bool budget_ended;		/* the egress cap was reached and the run was ended */
 	unsigned int batch;		/* records handled in this pass over the ring */
+	/* identity, limits and the run's lifecycle */
+	uint64_t t0_ns;			/* CLOCK_MONOTONIC when tether run started */
+	uint64_t setup_us;		/* from t0 to just before clone3 */
+	uid_t uid;
+	gid_t gid;
+	struct cg_limits limits;
+	char **envp;
+	char pidfile[PATH_MAX];		/* /run/tether/runs/<run id>: for tether kill */
+	enum run_reason reason;		/* the first cause that ended the run */
+	const char *budget;		/* reason BUDGET: which one ("output_bytes", ...) */
+	int timer_fd;			/* resources.wall_clock; -1: none */
+	int events_fd;			/* inotify on memory.events and pids.events; -1: none */
+	struct out_stream {
+		int fd;			/* read end of the run's pipe; -1: not captured, or closed */
+		bool watching_target;	/* the loop waits for room in tether's own fd */
+		bool stalled;		/* at the end, tether's own fd had no room: drop the rest */
+		size_t len, off;	/* bytes in buf, and how many of them went */
+		char *buf;		/* OUTPUT_CHUNK bytes */
+	} out[2];			/* the run's stdout and stderr (resources.output_bytes) */
+	unsigned int killed;		/* processes end_run() found alive and killed */
+	uint64_t out_bytes;		/* captured bytes forwarded (both streams) */
+	bool out_truncated;
 };
 
 /*
@@ -372,6 +344,13 @@ static int load_envelope(struct run_ctx *ctx)
 		ctx->opts.audit_path = ctx->policy->audit_sink;
 	if (ctx->policy->flags & TP_POLICY_AUDIT_RECORD_ALLOWED)
 		ctx->opts.audit_allowed = true;
+	ctx->uid = ctx->policy->uid;
+	ctx->gid = ctx->policy->gid;
+	ctx->limits = (struct cg_limits){
+		.cpu_milli = ctx->policy->limits[TP_LIMIT_CPU_MILLI],
+		.memory_bytes = ctx->policy->limits[TP_LIMIT_MEMORY_BYTES],
+		.pids = ctx->policy->limits[TP_LIMIT_PROCESS_COUNT],
+	};
 	return 0;
 }
 
@@ -388,12 +367,18 @@ static int check_root_dir(const char *path)
 {
 	struct stat st;
 
-	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+	if (mkdir(path, 0711) < 0 && errno != EEXIST)
 		return -errno;
 	if (lstat(path, &st) < 0)
 		return -errno;
 	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
 		return -EPERM;
+	/*
+	 * The run's uid must pass through (search, not list) to reach its
+	 * TMPDIR: versions before identities made these 0700.
+	 */
+	if ((st.st_mode & 0011) != 0011 && chmod(path, (st.st_mode & 07777) | 0011) < 0)
+		return -errno;
 	return 0;
 }
 
@@ -425,6 +410,11 @@ static int make_tmpdir(struct run_ctx *ctx)
 	}
 	/* no realpath: every component was checked above and no run can write them */
 	snprintf(ctx->tmpdir, sizeof(ctx->tmpdir), "%s", template);
+	if (chown(ctx->tmpdir, ctx->uid, ctx->gid) < 0) {
+		fprintf(stderr, "tether run: giving the run's temporary directory %s to uid %u: %s\n",
+			ctx->tmpdir, (unsigned)ctx->uid, strerror(errno));
+		return TETHER_EXIT_RUN_ERROR;
+	}
 	return 0;
 }
 
@@ -465,7 +455,7 @@ static void remove_orphan_tmpdirs(const char *run_id)
 	char pattern[PATH_MAX];
 	glob_t found;
 
-	if (!valid_run_id(run_id))
+	if (!run_id_valid(run_id))
 		return;
 	snprintf(pattern, sizeof(pattern), TMPDIR_BASE "/%s-??????", run_id);
 	if (glob(pattern, GLOB_NOSORT, NULL, &found) != 0)
@@ -475,10 +465,24 @@ static void remove_orphan_tmpdirs(const char *run_id)
 	globfree(&found);
 }
 
+/* The run file a dead controller left (write_pidfile). */
+static void remove_orphan_run_file(const char *run_id)
+{
+	char path[PATH_MAX];
+
+	if (!run_id_valid(run_id))
+		return;
+	snprintf(path, sizeof(path), TETHER_RUNS_DIR "/%s", run_id);
+	if (unlink(path) < 0 && errno != ENOENT)
+		fprintf(stderr, "tether run: removing %s: %s\n", path, strerror(errno));
+}
+
 /* Creates and checks the workspace, then resolves the rules' paths. */
 static int prepare_workspace(struct run_ctx *ctx)
 {
 	char why[PATH_MAX + 256];
+	struct stat st;
+	bool created = lstat(ctx->policy->workspace, &st) < 0 && errno == ENOENT;
 	int r;
 
 	r = mkdir_p(ctx->policy->workspace, 0755);
@@ -490,6 +494,16 @@ static int prepare_workspace(struct run_ctx *ctx)
 	r = check_workspace(ctx->policy->workspace, why, sizeof(why));
 	if (r) {
 		fprintf(stderr, "tether run: refusing the workspace: %s\n", why);
+		return TETHER_EXIT_RUN_ERROR;
+	}
+	/*
+	 * A workspace tether made is the run's own; one that existed is used as
+	 * it is (its owner decides whether the run's identity may write it).
+	 * check_workspace() made sure nobody but root can redirect the path.
+	 */
+	if (created && chown(ctx->policy->workspace, ctx->uid, ctx->gid) < 0) {
+		fprintf(stderr, "tether run: giving workspace %s to uid %u: %s\n",
+			ctx->policy->workspace, (unsigned)ctx->uid, strerror(errno));
 		return TETHER_EXIT_RUN_ERROR;
 	}
 	r = make_tmpdir(ctx);
@@ -520,6 +534,7 @@ static void reclaim_orphans(struct run_ctx *ctx, const char *mount_point)
 	uint64_t *dirs = NULL, *registered = NULL;
 	size_t n = 0, ndirs = 0, nreg = 0;
 	char name[PATH_MAX];	/* basename() may write to its argument */
+	const char *id;
 	unsigned int left;
 
 	if (cg_find_orphans(mount_point, &orphans, &n, &dirs, &ndirs))
@@ -537,7 +552,9 @@ static void reclaim_orphans(struct run_ctx *ctx, const char *mount_point)
 				"processes)\n", orphans[i].path, left);
 		/* its processes are gone: its temporary directory can go too */
 		snprintf(name, sizeof(name), "%s", orphans[i].path);
-		remove_orphan_tmpdirs(basename(name));
+		id = basename(name);
+		remove_orphan_tmpdirs(id);
+		remove_orphan_run_file(id);
 		cg_run_destroy(&orphans[i]);
 	}
 	if (tl_runs_list(&ctx->node, &registered, &nreg) == 0) {
@@ -725,12 +742,75 @@ static int setup_network(struct run_ctx *ctx)
 	return 0;
 }
 
+/*
+ * cgroup v2 controllers for resources.cpu, memory_bytes and process_count:
+ * a host whose hierarchy lacks one cannot enforce the envelope, and the run
+ * is refused (never started unlimited).  Under the parent lock.
+ */
+static int enable_controllers(struct run_ctx *ctx, const char *mount_point)
+{
+	char *available = cg_controllers(mount_point), missing[64], why[PATH_MAX + 128];
+	int r;
+
+	cg_missing_controllers(available, &ctx->limits, missing, sizeof(missing));
+	if (missing[0]) {
+		fprintf(stderr, "tether run: refusing to run: the envelope's resources need the "
+				"cgroup v2 controllers '%s', which %s does not offer (it has: '%s'); "
+				"run on a host whose cgroup2 hierarchy has them, or drop those "
+				"limits. The command was not started.\n",
+			missing, mount_point, available && available[0] ? available : "none");
+		free(available);
+		return TETHER_EXIT_REFUSED;
+	}
+	free(available);
+	r = cg_enable_controllers(mount_point, &ctx->limits, why, sizeof(why));
+	if (r) {
+		fprintf(stderr, "tether run: refusing to run: %s; the command was not started.\n",
+			why);
+		return TETHER_EXIT_REFUSED;
+	}
+	return 0;
+}
+
+/*
+ * /run/tether/runs/<run id> names the controller for `tether kill`: its pid
+ * and its start time (field 22 of /proc/PID/stat), which tells it from a
+ * later process that reuses the pid.  /run/tether is protected: no run can
+ * read or forge it.
+ */
+static int write_pidfile(struct run_ctx *ctx)
+{
+	unsigned long long start = 0;
+	char tmp[PATH_MAX + 8];
+	FILE *f;
+	int r = check_root_dir(TETHER_RUNS_DIR);
+
+	if (!r)
+		r = proc_start_time(getpid(), &start);
+	if (r) {
+		fprintf(stderr, "tether run: preparing %s: %s\n", TETHER_RUNS_DIR, strerror(-r));
+		return TETHER_EXIT_RUN_ERROR;
+	}
+	snprintf(ctx->pidfile, sizeof(ctx->pidfile), TETHER_RUNS_DIR "/%s", ctx->run_id);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", ctx->pidfile);
+	f = fopen(tmp, "we");
+	if (!f || fprintf(f, "%d %llu\n", (int)getpid(), start) < 0 || fclose(f) != 0 ||
+	    rename(tmp, ctx->pidfile) < 0) {
+		fprintf(stderr, "tether run: writing %s: %s\n", ctx->pidfile, strerror(errno));
+		unlink(tmp);
+		ctx->pidfile[0] = 0;
+		return TETHER_EXIT_RUN_ERROR;
+	}
+	return 0;
+}
+
 /* Everything up to, not including, the child: returns 0 or an exit status. */
 static int setup(struct run_ctx *ctx)
 {
 	struct tl_run_net net;
 	struct doctor_report rep;
 	struct tl_error err = { "" };
+	char limits_why[PATH_MAX + 256];
 	int parent_lock, r;
 
 	if (geteuid() != 0)
@@ -783,6 +863,11 @@ static int setup(struct run_ctx *ctx)
 	ctx->node_open = true;
 
 	reclaim_orphans(ctx, rep.cgroup2_mount);
+	r = enable_controllers(ctx, rep.cgroup2_mount);
+	if (r) {
+		close(parent_lock);
+		return r;
+	}
 	r = cg_run_create(rep.cgroup2_mount, ctx->run_id, &ctx->cg);
 	close(parent_lock);
 	if (r) {
@@ -792,6 +877,15 @@ static int setup(struct run_ctx *ctx)
 		return TETHER_EXIT_RUN_ERROR;
 	}
 	ctx->cg_created = true;
+	r = cg_run_set_limits(&ctx->cg, &ctx->limits, limits_why, sizeof(limits_why));
+	if (r) {
+		fprintf(stderr, "tether run: refusing to run: the envelope's resources cannot be "
+				"enforced: %s; the command was not started.\n", limits_why);
+		return TETHER_EXIT_REFUSED;
+	}
+	r = write_pidfile(ctx);
+	if (r)
+		return r;
 
 	r = setup_network(ctx);
 	if (r)
@@ -858,30 +952,273 @@ static int setup(struct run_ctx *ctx)
 	return 0;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Ends the run for `reason` unless something ended it first: the first
+ * cause is the one reported.  cgroup.kill without waiting: the loop sees
+ * the command die, and teardown waits for the rest.
+ */
+static void end_run(struct run_ctx *ctx, enum run_reason reason, const char *budget,
+		    const char *why)
+{
+	unsigned int left;
+
+	if (ctx->reason != RUN_REASON_NONE)
+		return;
+	ctx->reason = reason;
+	ctx->budget = budget;
+	fprintf(stderr, "tether run: %s: ending run %s (%s)\n", why, ctx->run_id,
+		run_reason_names[reason]);
+	cg_run_kill_and_wait(&ctx->cg, 0, &left);
+	/* the cleanup record counts these: teardown finds only stragglers */
+	ctx->killed = left;
+}
+
+/*
+ * Captured output (resources.output_bytes).  The run's stdout and stderr are
+ * pipes the controller reads and forwards to its own, counting both
+ * together.  At the cap it forwards the bytes that fit, records the
+ * truncation, closes the pipes and ends the run (budget_exhausted): a run
+ * never blocks on a full pipe nobody reads.
+ *
+ * Forwarding must not hold up the loop either: whoever reads tether's own
+ * stdout may be slow or stop, and the wall clock, signals, DNS and the
+ * audit ring are served by the same loop.  So a stream writes at most
+ * PIPE_BUF bytes at a time, and only when poll() says its destination has
+ * room (a pipe, socket or terminal then takes them without blocking; a
+ * regular file always does).  While bytes wait, the stream stops reading
+ * the run's pipe (the run then waits on its own full pipe, as it would
+ * without tether) and the loop watches the destination instead.
+ */
+#define OUTPUT_CHUNK 65536
+/* How long the last bytes may wait for tether's stdout at the end of a run. */
+#define OUTPUT_FINAL_WAIT_MS 1000
+
+static int out_target(int i)
+{
+	return i ? STDERR_FILENO : STDOUT_FILENO;
+}
+
+static void output_close(struct run_ctx *ctx, int i, int ep)
+{
+	struct out_stream *o = &ctx->out[i];
+
+	if (o->fd >= 0) {
+		if (ep >= 0)
+			epoll_ctl(ep, EPOLL_CTL_DEL, o->fd, NULL);
+		close(o->fd);
+		o->fd = -1;
+	}
+	if (o->watching_target && ep >= 0)
+		epoll_ctl(ep, EPOLL_CTL_DEL, out_target(i), NULL);
+	o->watching_target = false;
+}
+
+/*
+ * Writes what stream i holds while its destination has room, waiting at
+ * most wait_ms for it.  Returns true when nothing is left.  With a loop
+ * (ep >= 0), a destination without room is watched and the run's pipe is
+ * not: the loop comes back here when it has room.
+ */
+static bool output_flush(struct run_ctx *ctx, int i, int ep, int wait_ms)
+{
+	struct out_stream *o = &ctx->out[i];
+	struct pollfd pfd = { .fd = out_target(i), .events = POLLOUT };
+
+	while (o->off < o->len) {
+		size_t n = o->len - o->off;
+		ssize_t w;
+
+		if (poll(&pfd, 1, o->stalled ? 0 : wait_ms) <= 0 || !(pfd.revents & POLLOUT)) {
+			if (pfd.revents & (POLLERR | POLLHUP | POLLNVAL))
+				break;	/* nobody reads tether's stdout: drop */
+			if (ep < 0) {
+				/* the run is over: what cannot go is dropped, without waiting again */
+				o->stalled = true;
+				break;
+			}
+			if (!o->watching_target) {
+				struct epoll_event ev = { .events = EPOLLOUT, .data.fd = pfd.fd };
+
+				/* EPERM: a regular file, which poll says always has room */
+				o->watching_target = epoll_ctl(ep, EPOLL_CTL_ADD, pfd.fd, &ev) == 0;
+			}
+			if (o->fd >= 0) {
+				struct epoll_event ev = { .events = 0, .data.fd = o->fd };
+
+				epoll_ctl(ep, EPOLL_CTL_MOD, o->fd, &ev);
+			}
+			return false;
+		}
+		w = write(pfd.fd, o->buf + o->off, n < PIPE_BUF ? n : PIPE_BUF);
+		if (w < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (w <= 0)
+			break;	/* tether's stdout is gone: the bytes are dropped, counted */
+		o->off += (size_t)w;
+	}
+	o->off = o->len = 0;
+	if (ep >= 0) {
+		if (o->watching_target)
+			epoll_ctl(ep, EPOLL_CTL_DEL, pfd.fd, NULL);
+		if (o->fd >= 0) {
+			struct epoll_event ev = { .events = EPOLLIN, .data.fd = o->fd };
+
+			epoll_ctl(ep, EPOLL_CTL_MOD, o->fd, &ev);
+		}
+	}
+	o->watching_target = false;
+	return true;
+}
+
+/*
+ * Reads what stream i (0 stdout, 1 stderr) has and forwards it: 1 bytes
+ * moved on, 0 none now (or waiting for room), -1 closed.
+ */
+static int output_forward(struct run_ctx *ctx, int i, int ep, int wait_ms)
+{
+	struct out_stream *o = &ctx->out[i];
+	uint64_t cap = ctx->policy->limits[TP_LIMIT_OUTPUT_BYTES];
+	char extra[160];
+	ssize_t n;
+
+	if (!output_flush(ctx, i, ep, wait_ms))
+		return 0;
+	if (o->fd < 0)
+		return -1;
+	n = read(o->fd, o->buf, OUTPUT_CHUNK);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n <= 0) {
+		output_close(ctx, i, ep);
+		return -1;
+	}
+	if (ctx->out_bytes + (uint64_t)n <= cap) {
+		o->len = (size_t)n;
+		ctx->out_bytes += (uint64_t)n;
+		output_flush(ctx, i, ep, wait_ms);
+		return 1;
+	}
+	o->len = (size_t)(cap - ctx->out_bytes);
+	ctx->out_bytes = cap;
+	ctx->out_truncated = true;
+	snprintf(extra, sizeof(extra), "\"stream\":\"%s\",\"output_bytes_max\":%llu",
+		 i ? "stderr" : "stdout", (unsigned long long)cap);
+	if (ctx->audit.out)
+		audit_write_run_event(&ctx->audit, "output_truncated", extra);
+	output_close(ctx, 0, ep);
+	output_close(ctx, 1, ep);
+	end_run(ctx, RUN_REASON_BUDGET, "output_bytes",
+		"its output reached resources.output_bytes");
+	/* the bytes that fit still go, waiting a little if they must */
+	output_flush(ctx, 0, -1, OUTPUT_FINAL_WAIT_MS);
+	output_flush(ctx, 1, -1, OUTPUT_FINAL_WAIT_MS);
+	return -1;
+}
+
+/*
+ * What the pipes hold, without a loop: when the command has exited (0: what
+ * is there now) and at teardown, once every writer is gone (until EOF).
+ */
+static void output_drain(struct run_ctx *ctx, int wait_ms)
+{
+	for (int i = 0; i < 2; i++)
+		while (output_forward(ctx, i, -1, wait_ms) == 1)
+			;
+}
+
+/* More than this many refused forks (pids.events "max") end a run: it is not recovering. */
+#define PIDS_MAX_HITS 32
+
+/*
+ * memory.events and pids.events change when the kernel acts on a limit;
+ * inotify says when (cgroup v2 files notify on change).
+ */
+static int watch_limits(struct run_ctx *ctx)
+{
+	static const char *const files[] = { "memory.events", "pids.events" };
+	char path[PATH_MAX];
+
+	ctx->events_fd = -1;
+	if (!ctx->limits.memory_bytes && !ctx->limits.pids)
+		return 0;
+	ctx->events_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (ctx->events_fd < 0)
+		return -errno;
+	for (size_t i = 0; i < 2; i++) {
+		if ((i == 0 && !ctx->limits.memory_bytes) || (i == 1 && !ctx->limits.pids))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", ctx->cg.path, files[i]);
+		if (inotify_add_watch(ctx->events_fd, path, IN_MODIFY) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+static void check_limits(struct run_ctx *ctx)
+{
+	char buf[4096];
+	uint64_t n;
+
+	while (ctx->events_fd >= 0 && read(ctx->events_fd, buf, sizeof(buf)) > 0)
+		;
+	if (ctx->limits.memory_bytes &&
+	    cg_run_read_counter(&ctx->cg, "memory.events", "oom_kill", &n) == 0 && n > 0)
+		end_run(ctx, RUN_REASON_BUDGET, "memory_bytes",
+			"the kernel's OOM killer acted at resources.memory_bytes");
+	if (ctx->limits.pids && cg_run_read_counter(&ctx->cg, "pids.events", "max", &n) == 0 &&
+	    n > PIDS_MAX_HITS)
+		end_run(ctx, RUN_REASON_BUDGET, "process_count",
+			"more than " STRINGIFY(PIDS_MAX_HITS) " forks were refused at "
+			"resources.process_count");
+}
+
 /*
  * Tears down in the order that keeps the audit stream complete: kill what is
- * left, drain, read the counters, remove map entries, drain once more, remove
- * the cgroup.  Returns 0 or TETHER_EXIT_RUN_ERROR.
+ * left, drain output and records, read the counters, remove map entries,
+ * drain once more, remove the cgroup, then write the cleanup and end
+ * records.  Returns 0 or TETHER_EXIT_RUN_ERROR (cleanup not verified).
  */
 static int teardown(struct run_ctx *ctx, int status_for_record, bool ran)
 {
-	uint64_t seq = 0, lost = 0, egress = 0;
+	uint64_t seq = 0, lost = 0, egress = 0, t0 = mono_ns(), oom = 0;
 	uint32_t ingress_dropped = 0;
 	struct tl_error err = { "" };
 	unsigned int left = 0;
-	bool verified = true;
-	char extra[512];
+	bool empty = true, maps_removed = !ctx->run_installed, cg_removed = !ctx->cg_created;
+	bool tmp_removed = !ctx->tmpdir[0];
+	struct strbuf sb = { 0 };
 	int ret = 0, r;
 
 	if (ctx->cg_created) {
 		r = cg_run_kill_and_wait(&ctx->cg, CLEANUP_TIMEOUT_MS, &left);
+		/* end_run() already killed them all (the command among them) */
+		if (ctx->killed > left)
+			left = ctx->killed;
 		if (r) {
 			fprintf(stderr, "tether run: processes of run %s survived cgroup.kill for %d ms\n",
 				ctx->run_id, CLEANUP_TIMEOUT_MS);
-			verified = false;
+			empty = false;
 			ret = TETHER_EXIT_RUN_ERROR;
 		}
+		/* an OOM kill that ended the command before the loop saw the event */
+		if (ran && ctx->limits.memory_bytes &&
+		    cg_run_read_counter(&ctx->cg, "memory.events", "oom_kill", &oom) == 0 && oom &&
+		    ctx->reason == RUN_REASON_NONE) {
+			ctx->reason = RUN_REASON_BUDGET;
+			ctx->budget = "memory_bytes";
+		}
 	}
+	/* every writer is gone once the tree is empty: what is left is the last output */
+	if (empty)
+		output_drain(ctx, OUTPUT_FINAL_WAIT_MS);
 	if (ctx->ring)
 		drain(ctx);
 	if (ctx->run_installed) {
@@ -893,28 +1230,25 @@ static int teardown(struct run_ctx *ctx, int status_for_record, bool ran)
 		egress = c.egress_bytes;
 		ingress_dropped = c.ingress_dropped;
 		/* the cap's record may have found the ring full: the kernel's flag decides */
-		if (c.egress_exhausted)
-			ctx->budget_ended = true;
+		if ((c.egress_exhausted || ctx->audit.egress_exhausted) &&
+		    ctx->reason == RUN_REASON_NONE) {
+			ctx->reason = RUN_REASON_BUDGET;
+			ctx->budget = "egress_bytes";
+		}
 		/* Leave the rules in place while anything of the run may still live. */
-		if (verified && tl_run_remove(&ctx->node, &ctx->run, &err)) {
-			fprintf(stderr, "tether run: %s\n", err.msg);
-			ret = TETHER_EXIT_RUN_ERROR;
+		if (empty) {
+			if (tl_run_remove(&ctx->node, &ctx->run, &err)) {
+				fprintf(stderr, "tether run: %s\n", err.msg);
+				ret = TETHER_EXIT_RUN_ERROR;
+			} else {
+				maps_removed = true;
+			}
 		}
 	}
 	if (ctx->ring)
 		drain(ctx);
-	if (ran && ctx->audit.out) {
-		snprintf(extra, sizeof(extra),
-			 "\"exit_status\":%d,%s\"audit_records\":%llu,\"audit_seq_last\":%llu,"
-			 "\"audit_lost\":%llu,\"audit_malformed\":%llu,\"egress_bytes\":%llu,"
-			 "\"ingress_dropped\":%u,\"leftover_processes\":%u,\"cleanup_verified\":%s",
-			 status_for_record,
-			 ctx->budget_ended ? "\"reason\":\"budget_exhausted\"," : "",
-			 (unsigned long long)ctx->audit.records, (unsigned long long)seq,
-			 (unsigned long long)lost, (unsigned long long)ctx->audit.malformed,
-			 (unsigned long long)egress, ingress_dropped, left, verified ? "true" : "false");
-		audit_write_run_event(&ctx->audit, "end", extra);
-	}
+	if (ctx->reason == RUN_REASON_NONE)
+		ctx->reason = status_for_record == 0 ? RUN_REASON_SUCCEEDED : RUN_REASON_FAILED;
 	/* lost records never took a sequence number: seq counts those queued */
 	if (lost || ctx->audit.records != seq)
 		fprintf(stderr,
@@ -922,39 +1256,87 @@ static int teardown(struct run_ctx *ctx, int status_for_record, bool ran)
 			"of the %llu queued were written\n",
 			ctx->run_id, (unsigned long long)lost, (unsigned long long)ctx->audit.records,
 			(unsigned long long)seq);
-	if (ctx->audit.write_error) {
-		fprintf(stderr, "tether run: writing audit records: %s\n",
-			strerror(ctx->audit.write_error));
-		ret = TETHER_EXIT_RUN_ERROR;
-	}
 	ring_buffer__free(ctx->ring);
 	ctx->ring = NULL;
 	/* the run is gone or its entries are: nothing can ask the proxy any more */
 	dns_proxy_free(ctx->dns);
 	ctx->dns = NULL;
-	if (ctx->run_installed && verified)
+	if (ctx->run_installed && empty)
 		tl_run_free(&ctx->run);
 	if (ctx->node_open)
 		tl_node_close(&ctx->node);
+	ctx->node_open = false;
 	if (ctx->cg_created) {
-		if (verified && (r = cg_run_destroy(&ctx->cg))) {
+		if (empty && (r = cg_run_destroy(&ctx->cg))) {
 			fprintf(stderr, "tether run: removing cgroup %s: %s\n", ctx->cg.path,
 				strerror(-r));
 			ret = TETHER_EXIT_RUN_ERROR;
-		} else if (!verified) {
+		} else if (!empty) {
 			fprintf(stderr,
 				"tether run: run %s left its cgroup %s and map entries in place "
 				"because it could not be emptied\n",
 				ctx->run_id, ctx->cg.path);
 			cg_run_free(&ctx->cg);
+		} else {
+			cg_removed = true;
 		}
+		ctx->cg_created = false;
 	}
 	/* Only once nothing of the run can still be writing there. */
-	if (verified)
+	if (empty) {
 		remove_tmpdir(ctx);
-	else if (ctx->tmpdir[0])
+		tmp_removed = true;
+	} else if (ctx->tmpdir[0]) {
 		fprintf(stderr, "tether run: left the run's temporary directory %s in place\n",
 			ctx->tmpdir);
+	}
+	if (ctx->pidfile[0] && unlink(ctx->pidfile) < 0 && errno != ENOENT)
+		fprintf(stderr, "tether run: removing %s: %s\n", ctx->pidfile, strerror(errno));
+	ctx->pidfile[0] = 0;
+
+	/*
+	 * The evidence: what was killed, how long it took, and whether each part
+	 * of the run was seen gone.  A cleanup that was not verified says so,
+	 * and tether exits 123.
+	 */
+	if (ran && ctx->audit.out) {
+		bool verified = empty && maps_removed && cg_removed && tmp_removed;
+
+		r = sb_printf(&sb, "\"killed\":%u,\"duration_us\":%llu,\"tree_empty\":%s,"
+			      "\"map_entries_removed\":%s,\"cgroup_removed\":%s,"
+			      "\"tmpdir_removed\":%s,\"verified\":%s",
+			      left, (unsigned long long)((mono_ns() - t0) / 1000),
+			      empty ? "true" : "false", maps_removed ? "true" : "false",
+			      cg_removed ? "true" : "false", tmp_removed ? "true" : "false",
+			      verified ? "true" : "false");
+		audit_write_run_event(&ctx->audit, "cleanup", r ? NULL : sb.data);
+		sb_free(&sb);
+		if (!verified && !ret)
+			ret = TETHER_EXIT_RUN_ERROR;
+		r = sb_printf(&sb,
+			      "\"exit_status\":%d,\"audit_records\":%llu,\"audit_seq_last\":%llu,"
+			      "\"audit_lost\":%llu,\"audit_malformed\":%llu,\"egress_bytes\":%llu,"
+			      "\"ingress_dropped\":%u,\"leftover_processes\":%u,"
+			      "\"cleanup_verified\":%s,\"reason\":\"%s\"",
+			      status_for_record, (unsigned long long)ctx->audit.records,
+			      (unsigned long long)seq, (unsigned long long)lost,
+			      (unsigned long long)ctx->audit.malformed, (unsigned long long)egress,
+			      ingress_dropped, left, verified ? "true" : "false",
+			      run_reason_names[ctx->reason]);
+		if (!r && ctx->reason == RUN_REASON_BUDGET && ctx->budget)
+			r = sb_printf(&sb, ",\"budget\":\"%s\"", ctx->budget);
+		if (!r && ctx->policy->limits[TP_LIMIT_OUTPUT_BYTES])
+			r = sb_printf(&sb, ",\"output_bytes\":%llu,\"output_truncated\":%s",
+				      (unsigned long long)ctx->out_bytes,
+				      ctx->out_truncated ? "true" : "false");
+		audit_write_run_event(&ctx->audit, "end", r ? NULL : sb.data);
+		sb_free(&sb);
+	}
+	if (ctx->audit.write_error) {
+		fprintf(stderr, "tether run: writing audit records: %s\n",
+			strerror(ctx->audit.write_error));
+		ret = TETHER_EXIT_RUN_ERROR;
+	}
 	if (ctx->audit_file && fclose(ctx->audit_file) != 0 && !ret) {
 		fprintf(stderr, "tether run: closing audit file: %s\n", strerror(errno));
 		ret = TETHER_EXIT_RUN_ERROR;
@@ -963,25 +1345,32 @@ static int teardown(struct run_ctx *ctx, int status_for_record, bool ran)
 	return ret;
 }
 
-/* Waits for the child while forwarding audit records; returns its wait status. */
+static void epoll_add(int ep, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	if (fd >= 0)
+		epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+/* Waits for the command while forwarding records and output and watching limits. */
 static int supervise(struct run_ctx *ctx, int pidfd, int sigfd, int *wstatus)
 {
-	struct epoll_event ev, events[8];
+	struct epoll_event events[8];
 	int ep, ring_fd = ring_buffer__epoll_fd(ctx->ring), dns_fd = dns_proxy_fd(ctx->dns);
-	bool killed = false;
 	siginfo_t si;
 
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	if (ep < 0)
 		return -errno;
-	ev = (struct epoll_event){ .events = EPOLLIN, .data.fd = pidfd };
-	epoll_ctl(ep, EPOLL_CTL_ADD, pidfd, &ev);
-	ev = (struct epoll_event){ .events = EPOLLIN, .data.fd = sigfd };
-	epoll_ctl(ep, EPOLL_CTL_ADD, sigfd, &ev);
-	ev = (struct epoll_event){ .events = EPOLLIN, .data.fd = ring_fd };
-	epoll_ctl(ep, EPOLL_CTL_ADD, ring_fd, &ev);
-	ev = (struct epoll_event){ .events = EPOLLIN, .data.fd = dns_fd };
-	epoll_ctl(ep, EPOLL_CTL_ADD, dns_fd, &ev);
+	epoll_add(ep, pidfd);
+	epoll_add(ep, sigfd);
+	epoll_add(ep, ring_fd);
+	epoll_add(ep, dns_fd);
+	epoll_add(ep, ctx->timer_fd);
+	epoll_add(ep, ctx->events_fd);
+	epoll_add(ep, ctx->out[0].fd);
+	epoll_add(ep, ctx->out[1].fd);
 	for (;;) {
 		int n = epoll_wait(ep, events, 8, -1);
 
@@ -992,7 +1381,9 @@ static int supervise(struct run_ctx *ctx, int pidfd, int sigfd, int *wstatus)
 			return -errno;
 		}
 		for (int i = 0; i < n; i++) {
-			if (events[i].data.fd == ring_fd) {
+			int fd = events[i].data.fd;
+
+			if (fd == ring_fd) {
 				struct tl_run_counters c = { 0 };
 
 				consume_batch(ctx);
@@ -1002,29 +1393,38 @@ static int supervise(struct run_ctx *ctx, int pidfd, int sigfd, int *wstatus)
 				 * found the ring full.
 				 */
 				tl_run_counters(&ctx->node, &ctx->run, &c);
-				if ((c.egress_exhausted || ctx->audit.egress_exhausted) &&
-				    !ctx->budget_ended && !killed) {
-					unsigned int left;
-
-					fprintf(stderr, "tether run: run %s spent network_egress."
-							"max_bytes: ending it\n", ctx->run_id);
-					cg_run_kill_and_wait(&ctx->cg, 0, &left);
-					ctx->budget_ended = killed = true;
-				}
-			} else if (events[i].data.fd == dns_fd) {
+				if (c.egress_exhausted || ctx->audit.egress_exhausted)
+					end_run(ctx, RUN_REASON_BUDGET, "egress_bytes",
+						"it spent network_egress.max_bytes");
+			} else if (fd == dns_fd) {
 				dns_proxy_dispatch(ctx->dns);
-			} else if (events[i].data.fd == sigfd) {
+			} else if (fd == ctx->out[0].fd || fd == ctx->out[1].fd) {
+				output_forward(ctx, fd == ctx->out[1].fd, ep, 0);
+			} else if (fd == STDOUT_FILENO || fd == STDERR_FILENO) {
+				/* tether's own stdout or stderr has room again */
+				int s = fd == STDERR_FILENO;
+
+				if (ctx->out[s].watching_target && output_flush(ctx, s, ep, 0))
+					output_forward(ctx, s, ep, 0);
+			} else if (fd == ctx->timer_fd) {
+				uint64_t ticks;
+
+				if (read(ctx->timer_fd, &ticks, sizeof(ticks)) == sizeof(ticks))
+					end_run(ctx, RUN_REASON_TIMED_OUT, NULL,
+						"it ran for resources.wall_clock");
+			} else if (fd == ctx->events_fd) {
+				check_limits(ctx);
+			} else if (fd == sigfd) {
 				struct signalfd_siginfo ssi;
+				char why[64];
 
-				if (read(sigfd, &ssi, sizeof(ssi)) == sizeof(ssi) && !killed) {
-					unsigned int left;
-
-					fprintf(stderr, "tether run: signal %u: ending run %s\n",
-						ssi.ssi_signo, ctx->run_id);
-					cg_run_kill_and_wait(&ctx->cg, 0, &left);
-					killed = true;
+				if (read(sigfd, &ssi, sizeof(ssi)) == sizeof(ssi)) {
+					snprintf(why, sizeof(why), "signal %u (%s)", ssi.ssi_signo,
+						 strsignal((int)ssi.ssi_signo));
+					end_run(ctx, RUN_REASON_CANCELLED, NULL, why);
 				}
-			} else if (events[i].data.fd == pidfd) {
+			} else if (fd == pidfd) {
+				/* output written just before the exit waits in the pipes for teardown */
 				memset(&si, 0, sizeof(si));
 				if (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED) < 0) {
 					close(ep);
@@ -1042,10 +1442,23 @@ static int supervise(struct run_ctx *ctx, int pidfd, int sigfd, int *wstatus)
 /*
  * The run's "start" record: what runs (argv[0] only: arguments may carry
  * secrets), where, under which policy, and what that policy asks for that
- * this version does not enforce.
+ * this version does not enforce; the identity and limits it runs with, and
+ * how long tether took to set it up (setup_us: from tether's start to just
+ * before clone3).
  */
 static void write_start_record(struct run_ctx *ctx)
 {
+	static const struct {
+		const char *name;
+		enum tp_limit limit;
+	} start_limits[] = {
+		{ "cpu_milli", TP_LIMIT_CPU_MILLI },
+		{ "memory_bytes", TP_LIMIT_MEMORY_BYTES },
+		{ "process_count", TP_LIMIT_PROCESS_COUNT },
+		{ "open_files", TP_LIMIT_OPEN_FILES },
+		{ "output_bytes", TP_LIMIT_OUTPUT_BYTES },
+		{ "wall_clock_ms", TP_LIMIT_WALL_CLOCK_MS },
+	};
 	struct strbuf sb = { 0 };
 	int r;
 
@@ -1062,26 +1475,106 @@ static void write_start_record(struct run_ctx *ctx)
 		r = sb_printf(&sb, "%s", i ? "," : "");
 		r = r ?: sb_json_string(&sb, ctx->policy->gaps[i], 256);
 	}
-	r = r ?: sb_printf(&sb, "]");
+	r = r ?: sb_printf(&sb, "],\"uid\":%u,\"gid\":%u", (unsigned)ctx->uid, (unsigned)ctx->gid);
+	for (size_t i = 0; r == 0 && i < sizeof(start_limits) / sizeof(start_limits[0]); i++)
+		if (ctx->policy->limits[start_limits[i].limit])
+			r = sb_printf(&sb, ",\"%s\":%llu", start_limits[i].name,
+				      (unsigned long long)ctx->policy->limits[start_limits[i].limit]);
+	r = r ?: sb_printf(&sb, ",\"setup_us\":%llu", (unsigned long long)ctx->setup_us);
 	if (r)
 		fprintf(stderr, "tether run: formatting the start record: %s\n", strerror(-r));
 	audit_write_run_event(&ctx->audit, "start", r ? NULL : sb.data);
 	sb_free(&sb);
 }
 
+/* resources.output_bytes: the pipes the run writes its stdout and stderr to. */
+static int capture_output(struct run_ctx *ctx, int write_fd[2])
+{
+	for (int i = 0; i < 2; i++) {
+		int p[2];
+
+		if (pipe2(p, O_CLOEXEC) < 0)
+			return -errno;
+		if (fcntl(p[0], F_SETFL, O_NONBLOCK) < 0) {
+			close(p[0]);
+			close(p[1]);
+			return -errno;
+		}
+		ctx->out[i].fd = p[0];
+		write_fd[i] = p[1];
+		ctx->out[i].buf = malloc(OUTPUT_CHUNK);
+		if (!ctx->out[i].buf)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int start_timer(struct run_ctx *ctx)
+{
+	uint64_t ms = ctx->policy->limits[TP_LIMIT_WALL_CLOCK_MS];
+	struct itimerspec its = { 0 };
+
+	if (!ms)
+		return 0;
+	ctx->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (ctx->timer_fd < 0)
+		return -errno;
+	its.it_value.tv_sec = (time_t)(ms / 1000);
+	its.it_value.tv_nsec = (long)(ms % 1000) * 1000000;
+	if (timerfd_settime(ctx->timer_fd, 0, &its, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
+/* tether's exit status for a run that started (documented in usage() and the README). */
+static int run_exit_status(const struct run_ctx *ctx, int status)
+{
+	switch (ctx->reason) {
+	case RUN_REASON_SUCCEEDED:
+		return TETHER_EXIT_OK;
+	case RUN_REASON_CANCELLED:
+		return TETHER_EXIT_CANCELLED;
+	case RUN_REASON_TIMED_OUT:
+		return TETHER_EXIT_TIMED_OUT;
+	case RUN_REASON_BUDGET:
+		return TETHER_EXIT_BUDGET;
+	case RUN_REASON_REFUSED:
+		return TETHER_EXIT_REFUSED;
+	default:
+		return status;
+	}
+}
+
 int cmd_run(int argc, char **argv)
 {
-	struct run_ctx ctx = { .cg = { .dir_fd = -1, .lock_fd = -1 } };
+	struct run_ctx ctx = {
+		.cg = { .dir_fd = -1, .lock_fd = -1 },
+		.timer_fd = -1,
+		.events_fd = -1,
+		.out = { { .fd = -1 }, { .fd = -1 } },
+		.t0_ns = mono_ns(),
+	};
+	struct launch_spec spec = { .stdout_fd = -1, .stderr_fd = -1 };
+	int pidfd = -1, errpipe = -1, sigfd = -1, status = -1, ret, r;
+	int write_fd[2] = { -1, -1 }, report[2] = { 0, 0 };
 	sigset_t block, old;
-	int pidfd = -1, errpipe = -1, sigfd = -1, status = 0, exec_errno = 0, ret, r;
 	pid_t pid;
 
+	/*
+	 * A closed stdin, stdout or stderr would be reused by the next open
+	 * (the audit file, a map): the run would write there.  /dev/null
+	 * fills the hole.
+	 */
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF &&
+		    open("/dev/null", fd ? O_WRONLY : O_RDONLY) != fd)
+			return TETHER_EXIT_RUN_ERROR;
 	if (parse_opts(argc, argv, &ctx.opts)) {
 		usage(stderr);
 		return TETHER_EXIT_RUN_USAGE;
 	}
 	if (ctx.opts.run_id) {
-		if (!valid_run_id(ctx.opts.run_id)) {
+		if (!run_id_valid(ctx.opts.run_id)) {
 			fprintf(stderr, "tether run: invalid --run-id '%s': use 1 to 64 of "
 					"[A-Za-z0-9._-], not '.' or '..'\n",
 				ctx.opts.run_id);
@@ -1098,13 +1591,13 @@ int cmd_run(int argc, char **argv)
 		goto out_policy;
 	ret = setup(&ctx);
 	if (ret) {
-		teardown(&ctx, 0, false);
+		teardown(&ctx, -1, false);
 		goto out_policy;
 	}
 
 	/* A closed audit pipe is an error to report (EPIPE), not a reason to die mid-run. */
 	signal(SIGPIPE, SIG_IGN);
-	/* SIGINT/SIGTERM end the run through the loop, never leave it unsupervised. */
+	/* SIGINT/SIGTERM/SIGHUP cancel the run through the loop, never leave it unsupervised. */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
@@ -1112,16 +1605,43 @@ int cmd_run(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &block, &old);
 	sigfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
 
-	write_start_record(&ctx);
-	/* the run's private temporary directory (make_tmpdir) */
-	if (setenv("TMPDIR", ctx.tmpdir, 1) < 0) {
-		fprintf(stderr, "tether run: setting TMPDIR: %s\n", strerror(errno));
+	/* Everything the child needs, prepared here: it may only make async-signal-safe calls. */
+	spec = (struct launch_spec){
+		.argv = ctx.opts.argv,
+		.uid = ctx.uid,
+		.gid = ctx.gid,
+		.nofile = ctx.policy->limits[TP_LIMIT_OPEN_FILES],
+		.cgroup_fd = ctx.cg.dir_fd,
+		.stdout_fd = -1,
+		.stderr_fd = -1,
+		.mask = &old,
+		.last_cap = launch_last_cap(),
+	};
+	ctx.envp = launch_env_build(environ, (const char *const *)ctx.policy->env_names,
+				    ctx.policy->env_name_count, ctx.tmpdir, ctx.policy->workspace);
+	r = ctx.envp ? 0 : -ENOMEM;
+	spec.envp = ctx.envp;
+	if (!r && ctx.policy->limits[TP_LIMIT_OUTPUT_BYTES]) {
+		r = capture_output(&ctx, write_fd);
+		spec.stdout_fd = write_fd[0];
+		spec.stderr_fd = write_fd[1];
+	}
+	r = r ?: sigfd < 0 ? -errno : 0;
+	r = r ?: watch_limits(&ctx);
+	if (r) {
+		fprintf(stderr, "tether run: preparing run %s: %s\n", ctx.run_id, strerror(-r));
 		teardown(&ctx, -1, true);
 		ret = TETHER_EXIT_RUN_ERROR;
 		goto out_sig;
 	}
 
-	r = sigfd < 0 ? -errno : spawn(ctx.cg.dir_fd, ctx.opts.argv, &old, &pid, &pidfd, &errpipe);
+	ctx.setup_us = (mono_ns() - ctx.t0_ns) / 1000;
+	write_start_record(&ctx);
+	r = launch_spawn(&spec, &pid, &pidfd, &errpipe);
+	for (int i = 0; i < 2; i++)
+		if (write_fd[i] >= 0)
+			close(write_fd[i]);
+	r = r ?: start_timer(&ctx);
 	if (r) {
 		fprintf(stderr, "tether run: starting %s in cgroup %s: %s\n", ctx.opts.argv[0],
 			ctx.cg.path, strerror(-r));
@@ -1129,8 +1649,8 @@ int cmd_run(int argc, char **argv)
 		ret = TETHER_EXIT_RUN_ERROR;
 		goto out_sig;
 	}
-	if (read(errpipe, &exec_errno, sizeof(exec_errno)) != sizeof(exec_errno))
-		exec_errno = 0;
+	if (read(errpipe, report, sizeof(report)) != sizeof(report))
+		report[0] = 0;
 	close(errpipe);
 
 	r = supervise(&ctx, pidfd, sigfd, &status);
@@ -1138,12 +1658,20 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "tether run: waiting for %s: %s\n", ctx.opts.argv[0], strerror(-r));
 		status = TETHER_EXIT_RUN_ERROR;
 	}
-	if (exec_errno)
+	if (report[0] == LAUNCH_STEP_EXEC) {
 		fprintf(stderr, "tether run: cannot execute %s: %s\n", ctx.opts.argv[0],
-			strerror(exec_errno));
+			strerror(report[1]));
+	} else if (report[0]) {
+		/* the command never ran: the boundary could not be set up around it */
+		fprintf(stderr, "tether run: refusing to run %s: %s failed: %s; the command was "
+				"not started.\n",
+			ctx.opts.argv[0], launch_step_name(report[0]), strerror(report[1]));
+		if (ctx.reason == RUN_REASON_NONE)
+			ctx.reason = RUN_REASON_REFUSED;
+	}
 	ret = teardown(&ctx, status, true);
 	if (!ret)
-		ret = ctx.budget_ended ? TETHER_EXIT_BUDGET : status;
+		ret = run_exit_status(&ctx, status);
 out_sig:
 	if (pidfd >= 0)
 		close(pidfd);
@@ -1151,6 +1679,16 @@ out_sig:
 		close(sigfd);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 out_policy:
+	for (int i = 0; i < 2; i++) {
+		if (ctx.out[i].fd >= 0)
+			close(ctx.out[i].fd);
+		free(ctx.out[i].buf);
+	}
+	if (ctx.timer_fd >= 0)
+		close(ctx.timer_fd);
+	if (ctx.events_fd >= 0)
+		close(ctx.events_fd);
+	launch_env_free(ctx.envp);
 	for (size_t i = 0; ctx.net_rule_names && i < ctx.policy->net_rule_count; i++)
 		free(ctx.net_rule_names[i]);
 	free(ctx.net_rule_names);

@@ -40,6 +40,7 @@ static const struct cmd {
 	{ "compile", cmd_compile, "compile an envelope into a binary policy" },
 	{ "explain", cmd_explain, "summarise what a run under an envelope may do" },
 	{ "diff", cmd_diff, "list the authority one envelope adds or removes" },
+	{ "kill", cmd_kill, "cancel a live run: its processes are killed and its cgroup removed" },
 	{ "doctor", cmd_doctor, "tell whether this host can confine runs, and how to fix it" },
 	{ "version", cmd_version, "print the version" },
 	{ "help", cmd_help, "show this help" },

@@ -6,9 +6,10 @@
 #include <stdbool.h>
 
 /*
- * `tether run` exits with the command's own status (128 + N when a signal N
- * ended it).  These statuses are tether's: they mean the command did not run,
- * or its run could not be accounted for.
+ * `tether run` exits with the run's terminal reason: 0 succeeded; the
+ * command's own status (128 + N when a signal N ended it) failed; and
+ * these, tether's own (the end record's "reason" tells them from a
+ * command that exits with the same number).
  */
 enum tether_exit {
 	TETHER_EXIT_OK = 0,
@@ -17,16 +18,20 @@ enum tether_exit {
 	TETHER_EXIT_REFUSED = 120,	/* run: this host cannot confine the run; nothing ran */
 	TETHER_EXIT_RUN_INVALID = 121,	/* run: the envelope is invalid; nothing ran */
 	TETHER_EXIT_RUN_USAGE = 122,	/* run: bad command line; nothing ran */
-	TETHER_EXIT_RUN_ERROR = 123,	/* run: setup or cleanup failed (message says which) */
-	TETHER_EXIT_BUDGET = 125,	/* run: a budget ran out (network_egress.max_bytes); ended */
+	TETHER_EXIT_RUN_ERROR = 123,	/* run: setup failed, or cleanup could not be verified */
+	TETHER_EXIT_TIMED_OUT = 124,	/* run: timed_out (resources.wall_clock); ended */
+	TETHER_EXIT_BUDGET = 125,	/* run: budget_exhausted (memory, processes, output, egress) */
 	TETHER_EXIT_NOEXEC = 126,	/* run: the command could not be executed */
 	TETHER_EXIT_NOTFOUND = 127,	/* run: the command was not found */
+	TETHER_EXIT_CANCELLED = 130,	/* run: cancelled (SIGINT, SIGTERM, SIGHUP, tether kill) */
+	TETHER_EXIT_KILL_NO_RUN = 3,	/* kill: no live run has that id */
 };
 
 extern bool tether_verbose;
 
 int cmd_run(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_kill(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_explain(int argc, char **argv);

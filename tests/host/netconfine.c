@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <linux/io_uring.h>
 #include <netinet/in.h>
+#include <netinet/ip.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
@@ -621,6 +622,28 @@ static int probe_bind(const void *arg)
 	return bind(fd, (struct sockaddr *)&ss, len) < 0 ? errno : 0;
 }
 
+/*
+ * A datagram to a listed address with an IPv4 loose source route through
+ * it: the socket hooks see a listed destination, the packet carries options.
+ * Setting them needs CAP_NET_RAW, which runs do not have: this is the
+ * backstop for a socket that got them anyway (the harness is root).
+ */
+static int probe_ip_options(const void *arg)
+{
+	const struct target *t = arg;
+	unsigned char opt[8] = { IPOPT_NOP, IPOPT_LSRR, 7, 4 };
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd = new_socket(t);
+
+	if (fd < 0 || make_addr(t, &ss, &len))
+		return 250;
+	memcpy(opt + 4, &((struct sockaddr_in *)&ss)->sin_addr, 4);
+	if (setsockopt(fd, IPPROTO_IP, IP_OPTIONS, opt, sizeof(opt)) < 0)
+		return 251;
+	return sendto(fd, "x", 1, 0, (struct sockaddr *)&ss, len) < 0 ? errno : 0;
+}
+
 /* setsockopt(level, name, 1) on a UDP socket of the family. */
 static int probe_sockopt(const void *arg)
 {
@@ -797,6 +820,21 @@ int main(void)
 	expect_ok(&e, &r, "UDP sendto a listed address and port", probe_sendto, &udp_ok);
 	expect_denied(&e, &r, "UDP sendto an unlisted port", probe_sendto, &udp_port, "sendmsg",
 		      "inet", "default_deny");
+	{
+		const char *name = "a datagram with IP options (source routing) to a listed "
+				   "address is dropped by cgroup_skb";
+		size_t from = (fflush(r.st.out), r.log_len);
+		int got = in_run(&e, &r, probe_ip_options, &udp_ok);
+
+		if (got == EPERM &&
+		    has_record(&r, from, "\"op\":\"packet\",\"family\":\"inet\",\"protocol\":"
+			       "\"udp\",\"address\":\"127.0.0.1\"") &&
+		    has_record(&r, from, "\"decision\":\"deny\",\"errno\":\"EPERM\",\"reason\":"
+			       "\"forbidden\""))
+			PASS(name);
+		else
+			FAIL(name, "got %d", got), dump_since(&r, from);
+	}
 
 	{
 		const char *name = "TCP fast open (sendto MSG_FASTOPEN) to an unlisted port";

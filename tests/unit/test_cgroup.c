@@ -65,3 +65,39 @@ Test(cgroup, too_long_for_buffer)
 	cr_assert_eq(find("43 31 0:38 / /sys/fs/cgroup rw - cgroup2 none rw\n", mp, sizeof(mp)),
 		     -ENAMETOOLONG);
 }
+
+Test(cgroup, cpu_max_from_cpus)
+{
+	char buf[64];
+
+	cg_format_cpu_max(1000, buf, sizeof(buf));
+	cr_assert_str_eq(buf, "100000 100000");
+	cg_format_cpu_max(2000, buf, sizeof(buf));
+	cr_assert_str_eq(buf, "200000 100000");
+	cg_format_cpu_max(500, buf, sizeof(buf));
+	cr_assert_str_eq(buf, "50000 100000");
+	/* the kernel's smallest quota is 1 ms: a tiny share gets that, not an error */
+	cg_format_cpu_max(1, buf, sizeof(buf));
+	cr_assert_str_eq(buf, "1000 100000");
+}
+
+Test(cgroup, missing_controllers)
+{
+	struct cg_limits all = { .cpu_milli = 500, .memory_bytes = 1 << 20, .pids = 8 };
+	struct cg_limits mem = { .memory_bytes = 1 << 20 };
+	struct cg_limits none = { 0 };
+	char out[64];
+
+	cg_missing_controllers("cpuset cpu io memory hugetlb pids rdma misc", &all, out,
+			       sizeof(out));
+	cr_assert_str_eq(out, "");
+	cg_missing_controllers("", &all, out, sizeof(out));
+	cr_assert_str_eq(out, "cpu memory pids");
+	cg_missing_controllers(NULL, &mem, out, sizeof(out));
+	cr_assert_str_eq(out, "memory");
+	/* names match whole words: "cpuset" is not "cpu", "misc" not "memory" */
+	cg_missing_controllers("cpuset misc pids", &all, out, sizeof(out));
+	cr_assert_str_eq(out, "cpu memory");
+	cg_missing_controllers("", &none, out, sizeof(out));
+	cr_assert_str_eq(out, "");
+}

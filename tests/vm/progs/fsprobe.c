@@ -552,9 +552,9 @@ int main(int argc, char **argv)
 	else if (!strcmp(op, "uring-async-write"))
 		got = uring_open(argv[3], O_WRONLY | O_CREAT | O_TRUNC, 1);
 	else if (!strcmp(op, "setxattr"))
-		got = result(setxattr(argv[3], "trusted.tether", "x", 1, 0));
+		got = result(setxattr(argv[3], "user.tether", "x", 1, 0));
 	else if (!strcmp(op, "removexattr"))
-		got = result(removexattr(argv[3], "trusted.tether"));
+		got = result(removexattr(argv[3], "user.tether"));
 	else if (!strcmp(op, "utimes"))
 		got = result(utimensat(AT_FDCWD, argv[3], NULL, 0));
 	else if (!strcmp(op, "clone-into-cgroup"))

@@ -6,6 +6,13 @@ BIN=/opt/tether-tests/bin
 T=/tmp/suite
 mkdir -p "$T"
 
+# Runs have no capabilities, so the probes use user.* extended attributes
+# (trusted.* needs CAP_SYS_ADMIN).  tmpfs, which holds the VM's files, has
+# user.* attributes from 6.6 on: before, an allowed change passes the hooks
+# and then fails in tmpfs.
+XATTR_OK=ok
+case "$(uname -r)" in 5.* | 6.[0-5].* | 6.[0-5]) XATTR_OK=EOPNOTSUPP ;; esac
+
 pass() { PASSED=$((PASSED + 1)); echo "[PASS] $1"; }
 fail() { FAILED=$((FAILED + 1)); echo "[FAIL] $1: $2"; }
 
@@ -13,6 +20,8 @@ fail() { FAILED=$((FAILED + 1)); echo "[FAIL] $1: $2"; }
 envelope() {
 	cat > "$1" <<EOT
 sandbox:
+  # the suites were written for root: uid 0, still without capabilities
+  identity: {uid: 0, gid: 0}
   filesystem:
     root: read_only
     workspace:
