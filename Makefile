@@ -11,6 +11,7 @@
 #   make bench-policyc   time and measure policyc on 10,000 path and 10,000 CIDR rules
 #   make bench-fs        open, stat and fork+exec in runs of 10 and 10,000 rules vs none (VM)
 #   make bench-net       TCP connect, UDP sendto, DNS in runs of 10 and 10,000 CIDR rules vs none (VM)
+#   make bench-start     start latency and /bin/true run of tether run vs bwrap vs plain (VM, host)
 #   make vmlinux         regenerate vmlinux/vmlinux.h from /sys/kernel/btf/vmlinux
 #   make clean
 
@@ -261,6 +262,26 @@ $(BENCH_NET_DIR)/envelope: bench/net/envelope.c $(OUTPUT)/libtether.a $(HDRS)
 
 bench-net: $(OUTPUT)/tether $(BENCH_NET_DIR)/loops $(BENCH_NET_DIR)/envelope
 	$(Q)bench/net/bench-net $(OUTPUT)
+
+# Start latency: `tether run`, bwrap and a plain fork+exec of a static probe
+# (to its main()) and of /bin/true (whole run), interleaved, one boot per
+# kernel, plus bwrap and plain on the build host.  BENCH_KERNELS,
+# BENCH_START_*: see bench/README.md.  It never fails on a miss.
+.PHONY: bench-start
+BENCH_START_DIR := $(OUTPUT)/bench/start
+
+$(BENCH_START_DIR)/startprobe: bench/start/startprobe.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -static -o $@ $<
+
+$(BENCH_START_DIR)/driver: bench/start/driver.c bench/common/stats.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -static -o $@ $<
+
+bench-start: $(OUTPUT)/tether $(BENCH_START_DIR)/startprobe $(BENCH_START_DIR)/driver
+	$(Q)bench/start/bench-start $(OUTPUT)
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h.tmp
