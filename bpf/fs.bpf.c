@@ -1553,6 +1553,21 @@ static __always_inline bool current_no_new_privs(void)
 }
 
 /*
+ * Whether a capability check is about the caller's own credentials.  The
+ * kernel also asks about others: another task's (has_capability()), or
+ * credentials it put on for the caller (override_creds(): overlayfs
+ * reaching its layers as whoever mounted it, NFS, cachefiles).  Those are
+ * the kernel acting for itself, which the run's capabilities do not govern;
+ * refusing them would break files on an overlay root.
+ */
+static __always_inline bool own_credentials(const struct cred *cred)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return (const void *)cred == (const void *)task->real_cred;
+}
+
+/*
  * What the first process of a run needs between clone3 and exec, before it
  * sets no_new_privs: changing its uid, gid and groups, dropping the bounding
  * set and locking securebits, lowering rlimits.
@@ -1569,7 +1584,8 @@ static __always_inline bool setup_capability(int cap)
  * sets both before exec), so a check that got here from such a process
  * found a capability in a user namespace the run's uid owns outside the
  * run (setns into one of its namespaces), or a root run whose drop failed:
- * refused either way.  The one process without no_new_privs is the run's
+ * refused either way.  Checks of other credentials are the kernel's
+ * (own_credentials()).  The one process without no_new_privs is the run's
  * first, while it drops its privileges; it keeps only what that needs.
  * Checks the kernel marks as not to be audited are refused quietly.
  */
@@ -1583,7 +1599,7 @@ int BPF_PROG(tether_capable, const struct cred *cred, void *ns, int cap, unsigne
 	if (ret)
 		return ret;
 	run = current_run(&cgid);
-	if (!run)
+	if (!run || !own_credentials(cred))
 		return 0;
 	if (!current_no_new_privs() && setup_capability(cap))
 		return 0;
@@ -1620,7 +1636,7 @@ int BPF_PROG(tether_cap_refused, const struct cred *cred, struct user_namespace 
 	    cap == CAP_SETGID || cap == CAP_SETUID)
 		return 0;
 	run = current_run(&cgid);
-	if (!run)
+	if (!run || !own_credentials(cred))
 		return 0;
 	deny_capability(run, cgid, cap);
 	return 0;
