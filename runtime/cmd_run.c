@@ -792,7 +792,8 @@ static int write_pidfile(struct run_ctx *ctx)
 		return TETHER_EXIT_RUN_ERROR;
 	}
 	snprintf(ctx->pidfile, sizeof(ctx->pidfile), TETHER_RUNS_DIR "/%s", ctx->run_id);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", ctx->pidfile);
+	/* "~" is in no run id: no other run's file can have this name */
+	snprintf(tmp, sizeof(tmp), "%s~", ctx->pidfile);
 	f = fopen(tmp, "we");
 	if (!f || fprintf(f, "%d %llu\n", (int)getpid(), start) < 0 || fclose(f) != 0 ||
 	    rename(tmp, ctx->pidfile) < 0) {
