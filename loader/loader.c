@@ -1137,47 +1137,7 @@ int tl_run_counters(struct tl_node *node, const struct tl_run *run, struct tl_ru
 }
 
 static int delete_slot_keys(int fd, size_t key_size, size_t slot_offset, uint32_t slot);
-
-/*
- * The keys a run allocated (run_keys: key address -> run cgroup id).  They
- * leave the map when the kernel frees them, which for a run's keyrings is
- * soon after its last process; removing them with the run leaves nothing
- * behind at once.  No run can reach them either way: cgroup ids are not
- * reused.  -1 (tl_net_open_unpinned's node): nothing to remove.
- */
-static int delete_run_keys(int fd, uint64_t cgroup_id)
-{
-	uint64_t cur = 0, next, owner, *gone = NULL;
-	size_t count = 0, cap = 0;
-	bool first = true;
-	int r = 0;
-
-	if (fd < 0)
-		return 0;
-	while (bpf_map_get_next_key(fd, first ? NULL : &cur, &next) == 0) {
-		first = false;
-		cur = next;
-		if (bpf_map_lookup_elem(fd, &next, &owner) || owner != cgroup_id)
-			continue;
-		if (count == cap) {
-			uint64_t *grown;
-
-			cap = cap ? 2 * cap : 16;
-			grown = realloc(gone, cap * sizeof(*gone));
-			if (!grown) {
-				free(gone);
-				return -ENOMEM;
-			}
-			gone = grown;
-		}
-		gone[count++] = next;
-	}
-	for (size_t i = 0; i < count; i++)
-		if (bpf_map_delete_elem(fd, &gone[i]) && errno != ENOENT && !r)
-			r = -errno;
-	free(gone);
-	return r;
-}
+static int delete_run_keys(int fd, uint64_t cgroup_id);
 
 int tl_run_remove(struct tl_node *node, struct tl_run *run, struct tl_error *err)
 {
@@ -1275,23 +1235,22 @@ void tl_run_free(struct tl_run *run)
 }
 
 /*
- * Deletes every key of `fd` (key_size bytes) whose run slot, a u32 at
- * slot_offset, equals `slot`.  Keys are collected first: deleting while
+ * Deletes every entry of map `fd` (keys of key_size bytes) for which
+ * match(fd, key, arg) holds.  Keys are collected first: deleting while
  * walking with get_next_key could skip entries.
  */
-static int delete_slot_keys(int fd, size_t key_size, size_t slot_offset, uint32_t slot)
+static int delete_keys_if(int fd, size_t key_size,
+			  bool (*match)(int fd, const void *key, const void *arg), const void *arg)
 {
 	unsigned char *keys = NULL, *cur = NULL, *next;
 	size_t count = 0, cap = 0;
-	uint32_t key_slot;
 	int r = 0;
 
 	next = calloc(1, key_size);
 	if (!next)
 		return -ENOMEM;
 	while (bpf_map_get_next_key(fd, cur, next) == 0) {
-		memcpy(&key_slot, next + slot_offset, sizeof(key_slot));
-		if (key_slot == slot) {
+		if (match(fd, next, arg)) {
 			if (count == cap) {
 				unsigned char *grown;
 
@@ -1323,6 +1282,50 @@ out:
 	free(cur);
 	free(next);
 	return r;
+}
+
+struct slot_match {
+	size_t offset;		/* of the run slot in the key */
+	uint32_t slot;
+};
+
+static bool key_has_slot(int fd, const void *key, const void *arg)
+{
+	const struct slot_match *m = arg;
+	uint32_t slot;
+
+	(void)fd;
+	memcpy(&slot, (const unsigned char *)key + m->offset, sizeof(slot));
+	return slot == m->slot;
+}
+
+/* Every key whose run slot, a u32 at slot_offset, equals `slot`. */
+static int delete_slot_keys(int fd, size_t key_size, size_t slot_offset, uint32_t slot)
+{
+	struct slot_match m = { slot_offset, slot };
+
+	return delete_keys_if(fd, key_size, key_has_slot, &m);
+}
+
+static bool value_is_cgroup(int fd, const void *key, const void *arg)
+{
+	uint64_t owner;
+
+	return bpf_map_lookup_elem(fd, key, &owner) == 0 && owner == *(const uint64_t *)arg;
+}
+
+/*
+ * The keys a run allocated (run_keys: key address -> run cgroup id).  They
+ * leave the map when the kernel frees them, which for a run's keyrings is
+ * soon after its last process; removing them with the run leaves nothing
+ * behind at once.  No run can reach them either way: cgroup ids are not
+ * reused.  -1 (tl_net_open_unpinned's node): nothing to remove.
+ */
+static int delete_run_keys(int fd, uint64_t cgroup_id)
+{
+	if (fd < 0)
+		return 0;
+	return delete_keys_if(fd, sizeof(uint64_t), value_is_cgroup, &cgroup_id);
 }
 
 int tl_run_reclaim(struct tl_node *node, uint64_t cgroup_id, struct tl_error *err)
