@@ -626,11 +626,11 @@ static const char *audit_path_unsafe(const struct run_ctx *ctx, char where[PATH_
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
 
-static uint64_t boottime_ns(void)
+static uint64_t clock_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_BOOTTIME, &ts);
+	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -655,7 +655,7 @@ static int dns_admit(void *p, const char *name, const uint8_t addr[16], uint32_t
 	if (!ctx->run_installed)
 		return -EAGAIN;
 	/* one second of grace: the client's cache starts counting a little later */
-	r = net_admit(&ctx->net, name, addr, ttl_s + 1, boottime_ns(), &entry);
+	r = net_admit(&ctx->net, name, addr, ttl_s + 1, clock_ns(CLOCK_BOOTTIME), &entry);
 	if (r == 1)
 		return 0;
 	if (!r)
@@ -953,14 +953,6 @@ static int setup(struct run_ctx *ctx)
 	return 0;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * Ends the run for `reason` unless something ended it first: the first
  * cause is the one reported.  cgroup.kill without waiting: the loop sees
@@ -1163,6 +1155,15 @@ static int watch_limits(struct run_ctx *ctx)
 	return 0;
 }
 
+/* Whether the kernel's OOM killer acted in the run (memory.events counts its subtree). */
+static bool oom_killed(struct run_ctx *ctx)
+{
+	uint64_t n;
+
+	return ctx->limits.memory_bytes &&
+	       cg_run_read_counter(&ctx->cg, "memory.events", "oom_kill", &n) == 0 && n > 0;
+}
+
 static void check_limits(struct run_ctx *ctx)
 {
 	char buf[4096];
@@ -1170,8 +1171,7 @@ static void check_limits(struct run_ctx *ctx)
 
 	while (ctx->events_fd >= 0 && read(ctx->events_fd, buf, sizeof(buf)) > 0)
 		;
-	if (ctx->limits.memory_bytes &&
-	    cg_run_read_counter(&ctx->cg, "memory.events", "oom_kill", &n) == 0 && n > 0)
+	if (oom_killed(ctx))
 		end_run(ctx, RUN_REASON_BUDGET, "memory_bytes",
 			"the kernel's OOM killer acted at resources.memory_bytes");
 	if (ctx->limits.pids && cg_run_read_counter(&ctx->cg, "pids.events", "max", &n) == 0 &&
@@ -1189,7 +1189,7 @@ static void check_limits(struct run_ctx *ctx)
  */
 static int teardown(struct run_ctx *ctx, int status_for_record, bool ran)
 {
-	uint64_t seq = 0, lost = 0, egress = 0, t0 = mono_ns(), oom = 0;
+	uint64_t seq = 0, lost = 0, egress = 0, t0 = clock_ns(CLOCK_MONOTONIC);
 	uint32_t ingress_dropped = 0;
 	struct tl_error err = { "" };
 	unsigned int left = 0;
@@ -1210,9 +1210,7 @@ static int teardown(struct run_ctx *ctx, int status_for_record, bool ran)
 			ret = TETHER_EXIT_RUN_ERROR;
 		}
 		/* an OOM kill that ended the command before the loop saw the event */
-		if (ran && ctx->limits.memory_bytes &&
-		    cg_run_read_counter(&ctx->cg, "memory.events", "oom_kill", &oom) == 0 && oom &&
-		    ctx->reason == RUN_REASON_NONE) {
+		if (ran && ctx->reason == RUN_REASON_NONE && oom_killed(ctx)) {
 			ctx->reason = RUN_REASON_BUDGET;
 			ctx->budget = "memory_bytes";
 		}
@@ -1306,7 +1304,7 @@ static int teardown(struct run_ctx *ctx, int status_for_record, bool ran)
 		r = sb_printf(&sb, "\"killed\":%u,\"duration_us\":%llu,\"tree_empty\":%s,"
 			      "\"map_entries_removed\":%s,\"cgroup_removed\":%s,"
 			      "\"tmpdir_removed\":%s,\"verified\":%s",
-			      left, (unsigned long long)((mono_ns() - t0) / 1000),
+			      left, (unsigned long long)((clock_ns(CLOCK_MONOTONIC) - t0) / 1000),
 			      empty ? "true" : "false", maps_removed ? "true" : "false",
 			      cg_removed ? "true" : "false", tmp_removed ? "true" : "false",
 			      verified ? "true" : "false");
@@ -1553,7 +1551,7 @@ int cmd_run(int argc, char **argv)
 		.timer_fd = -1,
 		.events_fd = -1,
 		.out = { { .fd = -1 }, { .fd = -1 } },
-		.t0_ns = mono_ns(),
+		.t0_ns = clock_ns(CLOCK_MONOTONIC),
 	};
 	struct launch_spec spec = { .stdout_fd = -1, .stderr_fd = -1 };
 	int pidfd = -1, errpipe = -1, sigfd = -1, status = -1, ret, r;
@@ -1636,7 +1634,7 @@ int cmd_run(int argc, char **argv)
 		goto out_sig;
 	}
 
-	ctx.setup_us = (mono_ns() - ctx.t0_ns) / 1000;
+	ctx.setup_us = (clock_ns(CLOCK_MONOTONIC) - ctx.t0_ns) / 1000;
 	write_start_record(&ctx);
 	r = launch_spawn(&spec, &pid, &pidfd, &errpipe);
 	for (int i = 0; i < 2; i++)
