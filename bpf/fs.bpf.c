@@ -487,6 +487,18 @@ static __always_inline bool in_same_run(struct task_struct *task, __u64 run_cgro
 	return BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id) == run_cgroup_id;
 }
 
+/* An operation of a run's process on `task`: refused (EPERM, a record) unless `task` is in the run. */
+static __always_inline int deny_outside_run(struct task_struct *task, __u32 op)
+{
+	struct tether_run *run;
+	__u64 cgid;
+
+	run = current_run(&cgid);
+	if (!run || in_same_run(task, cgid))
+		return 0;
+	return deny_forbidden(run, cgid, op, -EPERM);
+}
+
 #define CGROUP2_SUPER_MAGIC	0x63677270
 #define CGROUP_SUPER_MAGIC	0x27e0eb
 #define BPF_FS_MAGIC		0xcafe4a11
@@ -1822,17 +1834,9 @@ int tether_key_permission(unsigned long long *ctx)
 SEC("lsm/ptrace_traceme")
 int BPF_PROG(tether_ptrace_traceme, struct task_struct *parent, int ret)
 {
-	struct tether_run *run;
-	__u64 cgid;
-
 	if (ret)
 		return ret;
-	run = current_run(&cgid);
-	if (!run)
-		return 0;
-	if (in_same_run(parent, cgid))
-		return 0;
-	return deny_forbidden(run, cgid, TETHER_FS_PTRACE, -EPERM);
+	return deny_outside_run(parent, TETHER_FS_PTRACE);
 }
 
 #define F_SETOWN		8
@@ -2172,13 +2176,7 @@ int BPF_PROG(tether_task_kill, struct task_struct *p, void *info, int sig, void 
  */
 static __always_inline int deny_task_control(struct task_struct *p)
 {
-	struct tether_run *run;
-	__u64 cgid;
-
-	run = current_run(&cgid);
-	if (!run || in_same_run(p, cgid))
-		return 0;
-	return deny_forbidden(run, cgid, TETHER_FS_TASK_CONTROL, -EPERM);
+	return deny_outside_run(p, TETHER_FS_TASK_CONTROL);
 }
 
 SEC("lsm/task_setnice")
