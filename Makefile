@@ -52,7 +52,7 @@ SKELS      := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.skel.h,$(BPF_SRCS))
 LIB_SRCS   := $(wildcard policyc/*.c) $(wildcard loader/*.c) \
 	      $(filter-out runtime/main.c,$(wildcard runtime/*.c))
 LIB_OBJS   := $(patsubst %.c,$(OUTPUT)/obj/%.o,$(LIB_SRCS))
-HDRS       := $(wildcard bpf/abi/*.h policyc/*.h loader/*.h runtime/*.h)
+HDRS       := $(wildcard common/*.h bpf/abi/*.h policyc/*.h loader/*.h runtime/*.h)
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(UNIT_SRCS))
 VMPROG_SRCS := $(wildcard tests/vm/progs/*.c)

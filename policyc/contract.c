@@ -132,12 +132,6 @@ static void tp_contract_freep(struct tp_contract **contract)
 	tp_contract_free(*contract);
 }
 
-static void fclosep(FILE **stream)
-{
-	if (*stream)
-		fclose(*stream);
-}
-
 /*
  * A path entry as the envelope would write it: a subtree gets "/" and "**"
  * appended ("**" alone for the whole workspace), an exact path is written as

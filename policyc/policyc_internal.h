@@ -11,35 +11,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "policyc/policy.h"
-
-/*
- * Scope-bound release, as in systemd: a variable declared _cleanup_free_ is
- * freed whenever it goes out of scope, so every early return is leak-free.
- * Ownership leaves the scope only through TAKE_PTR(), which makes the hand-over
- * visible at the point where it happens.
- */
-static inline void freep(void *p)
-{
-	free(*(void **)p);
-}
-
-static inline void closep(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-}
-
-#define _cleanup_(f) __attribute__((cleanup(f)))
-#define _cleanup_free_ _cleanup_(freep)
-#define _cleanup_close_ _cleanup_(closep)
-
-#define TAKE_PTR(ptr)                          \
-	({                                     \
-		__typeof__(ptr) _taken_ = (ptr); \
-		(ptr) = NULL;                  \
-		_taken_;                       \
-	})
 
 /* va_list form of tp_diags_add(). */
 int tp_diags_addv(struct tp_diags *diags, const char *file, unsigned int line,
