@@ -14,6 +14,7 @@
 
 #include "loader/loader.h"
 #include "runtime/cgroup.h"
+#include "runtime/fsutil.h"
 
 #define CG_LOCK_TIMEOUT_MS 10000
 
@@ -525,46 +526,17 @@ int cg_run_kill_and_wait(struct cg_run *cg, int timeout_ms, unsigned int *killed
 	return 0;
 }
 
-/*
- * rmdir of a cgroup fails while it has children, and a run may have created
- * nested cgroups: remove them depth first.  Depth is bounded by the kernel's
- * path length, and every directory here is an (empty) cgroup.
- */
-static int remove_tree(int parent_fd, const char *name, int depth)
-{
-	struct dirent *de;
-	int fd, r = 0;
-	DIR *dir;
-
-	if (depth > 64)
-		return -ELOOP;
-	fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	dir = fdopendir(fd);
-	if (!dir) {
-		close(fd);
-		return -errno;
-	}
-	while ((de = readdir(dir))) {
-		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		r = remove_tree(dirfd(dir), de->d_name, depth + 1);
-		if (r)
-			break;
-	}
-	closedir(dir);
-	if (!r && unlinkat(parent_fd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
-		r = -errno;
-	return r;
-}
-
 int cg_run_destroy(struct cg_run *cg)
 {
 	int r = 0;
 
+	/*
+	 * rmdir of a cgroup fails while it has children, and a run may have
+	 * created nested cgroups: remove them depth first.  Their files are the
+	 * kernel's and go with each directory.
+	 */
 	if (cg->path)
-		r = remove_tree(AT_FDCWD, cg->path, 0);
+		r = remove_tree(cg->path, REMOVE_TREE_DIRS_ONLY, NULL, NULL);
 	cg_run_free(cg);
 	return r;
 }
