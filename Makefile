@@ -49,10 +49,10 @@ endif
 BPF_SRCS   := $(wildcard bpf/*.bpf.c)
 BPF_OBJS   := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS      := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.skel.h,$(BPF_SRCS))
-LIB_SRCS   := $(wildcard policyc/*.c) $(wildcard loader/*.c) \
+LIB_SRCS   := $(wildcard policyc/*.c) $(wildcard loader/*.c) $(wildcard runtime/*/*.c) \
 	      $(filter-out runtime/main.c,$(wildcard runtime/*.c))
 LIB_OBJS   := $(patsubst %.c,$(OUTPUT)/obj/%.o,$(LIB_SRCS))
-HDRS       := $(wildcard common/*.h bpf/abi/*.h policyc/*.h loader/*.h runtime/*.h)
+HDRS       := $(wildcard common/*.h bpf/abi/*.h policyc/*.h loader/*.h runtime/*.h runtime/*/*.h)
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(UNIT_SRCS))
 VMPROG_SRCS := $(wildcard tests/vm/progs/*.c)
@@ -107,7 +107,17 @@ $(OUTPUT)/tests/vm/%: tests/vm/progs/%.c $(HDRS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -static -o $@ $<
 
-vm-progs: $(VMPROG_BINS)
+# Drivers run in the VM too, but hold runs themselves: linked with the library,
+# static like tether.
+VMDRV_SRCS := $(wildcard tests/vm/drivers/*.c)
+VMDRV_BINS := $(patsubst tests/vm/drivers/%.c,$(OUTPUT)/tests/vm/%,$(VMDRV_SRCS))
+
+$(OUTPUT)/tests/vm/%: tests/vm/drivers/%.c $(OUTPUT)/libtether.a $(HDRS)
+	$(call msg,LD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS_STATIC) -o $@ $< $(OUTPUT)/libtether.a $(STATIC_LIBS)
+
+vm-progs: $(VMPROG_BINS) $(VMDRV_BINS)
 
 test-unit: $(UNIT_BINS)
 	$(Q)set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t --jobs 1; done

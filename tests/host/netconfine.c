@@ -42,6 +42,7 @@
 #include "loader/loader.h"
 #include "policyc/policy.h"
 #include "runtime/audit.h"
+#include "runtime/sink/sink.h"
 #include "runtime/cgroup.h"
 #include "runtime/dns.h"
 #include "runtime/dnsproxy.h"
@@ -162,6 +163,57 @@ struct run {
 	bool installed;
 	struct env *env;
 };
+
+/*
+ * The run's records as JSON Lines in memory (r->log), through a sink of the
+ * test's own: the same seam tether's sinks use.
+ */
+struct memsink {
+	struct sink sink;
+	FILE *out;
+	struct strbuf line;
+};
+
+static int memsink_write(struct sink *sink, const struct record *rec)
+{
+	struct memsink *m = (struct memsink *)sink;
+
+	m->line.len = 0;
+	if (sink_jsonl_encode(rec, &m->line))
+		return -ENOMEM;
+	return fprintf(m->out, "%.*s\n", (int)m->line.len, m->line.data) < 0 ? -EIO : 0;
+}
+
+static int memsink_flush(struct sink *sink)
+{
+	return fflush(((struct memsink *)sink)->out) ? -errno : 0;
+}
+
+static int memsink_close(struct sink *sink)
+{
+	struct memsink *m = (struct memsink *)sink;
+	int r = fclose(m->out) ? -errno : 0;
+
+	sb_free(&m->line);
+	free(m);
+	return r;
+}
+
+static struct sink *memsink_open(char **buf, size_t *len)
+{
+	static const struct sink_ops ops = {
+		.name = "memory", .write = memsink_write, .flush = memsink_flush,
+		.close = memsink_close,
+	};
+	struct memsink *m = calloc(1, sizeof(*m));
+
+	if (!m || !(m->out = open_memstream(buf, len))) {
+		free(m);
+		return NULL;
+	}
+	m->sink.ops = &ops;
+	return &m->sink;
+}
 
 /* Serves everything this process plays: listeners, upstream, proxy, audit ring. */
 static void serve(struct env *e, struct run *r)
@@ -321,8 +373,10 @@ static int run_start(struct env *e, struct run *r, const char *name, uint64_t ma
 	rc = net_plan_build(r->policy, &r->plan, why, sizeof(why));
 	if (rc)
 		return rc;
-	r->st.out = open_memstream(&r->log, &r->log_len);
-	r->st.run_id = r->name;
+	r->st.sink = memsink_open(&r->log, &r->log_len);
+	if (!r->st.sink)
+		return -ENOMEM;
+	r->st.names.run_id = r->name;
 	cfg = (struct dns_proxy_config){
 		.upstreams = r->policy->dns_upstreams,
 		.upstream_count = r->policy->dns_upstream_count,
@@ -377,8 +431,7 @@ static void run_stop(struct env *e, struct run *r)
 	if (r->cg.path)
 		rmdir(r->cg.path);
 	free(r->cg.path);
-	if (r->st.out)
-		fclose(r->st.out);
+	sink_close(r->st.sink);
 	free(r->log);
 }
 
@@ -416,7 +469,7 @@ static int in_run(struct env *e, struct run *r, probe_fn fn, const void *arg)
 		serve(e, r);
 		poll(NULL, 0, 2);
 	}
-	fflush(r->st.out);
+	sink_flush(r->st.sink);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 253;
 }
 
@@ -669,13 +722,13 @@ static bool has_record(struct run *r, size_t from, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(want, sizeof(want), fmt, ap);
 	va_end(ap);
-	fflush(r->st.out);
+	sink_flush(r->st.sink);
 	return r->log && r->log_len >= from && strstr(r->log + from, want);
 }
 
 static void dump_since(struct run *r, size_t from)
 {
-	fflush(r->st.out);
+	sink_flush(r->st.sink);
 	if (r->log && r->log_len > from)
 		printf("    records: %.*s", (int)(r->log_len - from), r->log + from);
 	else
@@ -691,7 +744,7 @@ static void expect_denied(struct env *e, struct run *r, const char *name, probe_
 			  const struct target *t, const char *op, const char *family,
 			  const char *reason)
 {
-	size_t from = (fflush(r->st.out), r->log_len);
+	size_t from = (sink_flush(r->st.sink), r->log_len);
 	int got = in_run(e, r, fn, t);
 	const char *addr = t->addr;
 
@@ -710,7 +763,7 @@ static void expect_denied(struct env *e, struct run *r, const char *name, probe_
 static void expect_ok(struct env *e, struct run *r, const char *name, probe_fn fn,
 		      const void *t)
 {
-	size_t from = (fflush(r->st.out), r->log_len);
+	size_t from = (sink_flush(r->st.sink), r->log_len);
 	int got = in_run(e, r, fn, t);
 
 	if (got != 0)
@@ -823,7 +876,7 @@ int main(void)
 	{
 		const char *name = "a datagram with IP options (source routing) to a listed "
 				   "address is dropped by cgroup_skb";
-		size_t from = (fflush(r.st.out), r.log_len);
+		size_t from = (sink_flush(r.st.sink), r.log_len);
 		int got = in_run(&e, &r, probe_ip_options, &udp_ok);
 
 		if (got == EPERM &&
@@ -838,7 +891,7 @@ int main(void)
 
 	{
 		const char *name = "TCP fast open (sendto MSG_FASTOPEN) to an unlisted port";
-		size_t from = (fflush(r.st.out), r.log_len);
+		size_t from = (sink_flush(r.st.sink), r.log_len);
 		int got = in_run(&e, &r, probe_fastopen, &tcp_port);
 
 		if (got == EPERM && has_record(&r, from, "\"address\":\"127.0.0.1\",\"port\":%u,"
@@ -849,7 +902,7 @@ int main(void)
 	}
 	{
 		const char *name = "raw sockets are refused (cgroup sock_create)";
-		size_t from = (fflush(r.st.out), r.log_len);
+		size_t from = (sink_flush(r.st.sink), r.log_len);
 		int got = in_run(&e, &r, probe_raw, NULL);
 
 		if (got == EPERM && has_record(&r, from, "\"kind\":\"net\",\"op\":\"socket_create\","
@@ -878,7 +931,7 @@ int main(void)
 		const struct target lo_listed = { AF_INET, "127.0.0.1", e.p_allowed, SOCK_STREAM,
 						  NULL, 0 };
 		const struct target zero = { AF_INET, "0.0.0.0", 0, SOCK_DGRAM, NULL, 0 };
-		size_t from = (fflush(r.st.out), r.log_len);
+		size_t from = (sink_flush(r.st.sink), r.log_len);
 		int got = in_run(&e, &r, probe_bind, &any), got6 = in_run(&e, &r, probe_bind, &any6);
 		const char *name = "bind to a port on a non-loopback address is refused (no "
 				   "listener the outside could probe)";
@@ -912,7 +965,7 @@ int main(void)
 		static const int reuse[3] = { AF_INET, 1 /* SOL_SOCKET */, 2 /* SO_REUSEADDR */ };
 		const char *name = "IP_FREEBIND, IP_TRANSPARENT, IPV6_FREEBIND, IPV6_TRANSPARENT are "
 				   "refused (no sending from addresses that are not the host's)";
-		size_t from = (fflush(r.st.out), r.log_len);
+		size_t from = (sink_flush(r.st.sink), r.log_len);
 		bool ok = true;
 
 		for (size_t i = 0; i < 4; i++) {
@@ -940,7 +993,7 @@ int main(void)
 		const char *name = "DNS over UDP to 127.0.0.1:53 goes to the proxy; a listed name "
 				   "is answered from the address asked";
 		struct target q = { AF_INET, "127.0.0.1", 53, SOCK_DGRAM, "lo3.test", 0 };
-		size_t from = (fflush(r.st.out), r.log_len);
+		size_t from = (sink_flush(r.st.sink), r.log_len);
 		int got = in_run(&e, &r, probe_dns, &q);
 
 		if (got == 0 && has_record(&r, from, "\"kind\":\"dns\",\"name\":\"lo3.test\","
@@ -971,7 +1024,7 @@ int main(void)
 		const char *name = "DNS over TCP: an unlisted name is REFUSED, never asked upstream";
 		struct target q = { AF_INET, "127.0.0.1", 53, SOCK_STREAM, "unlisted.test", 5 };
 		unsigned before = upstream_queries;
-		size_t from = (fflush(r.st.out), r.log_len);
+		size_t from = (sink_flush(r.st.sink), r.log_len);
 		int got = in_run(&e, &r, probe_dns, &q);
 
 		if (got == 0 && upstream_queries == before &&
@@ -988,7 +1041,7 @@ int main(void)
 				   "REFUSED and admits nothing";
 		struct target q = { AF_INET6, "::1", 53, SOCK_DGRAM, "rebind.test", 5 };
 		const struct target after = { AF_INET, "127.0.0.9", e.p_host, SOCK_STREAM, NULL, 0 };
-		size_t from = (fflush(r.st.out), r.log_len);
+		size_t from = (sink_flush(r.st.sink), r.log_len);
 		int got = in_run(&e, &r, probe_dns, &q);
 		int then = in_run(&e, &r, probe_connect, &after);
 
@@ -1009,7 +1062,7 @@ int main(void)
 	} else {
 		const char *name = "network_egress.max_bytes: an upload past the cap is cut and "
 				   "recorded";
-		size_t from = (fflush(b.st.out), b.log_len);
+		size_t from = (sink_flush(b.st.sink), b.log_len);
 		uint64_t before = e.sink_bytes;
 		struct tl_run_counters c = { 0 };
 		int got = in_run(&e, &b, probe_upload, &tcp_ok);

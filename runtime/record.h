@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Typed audit records.  Every record of a run, whoever made it (a BPF hook,
+ * the controller, the DNS proxy), becomes one struct record before it is
+ * text; a sink (runtime/sink.h) encodes it.  Decoding resolves what only the
+ * run knows (rule ids to rule paths and destinations, capability numbers to
+ * names), so a sink needs nothing but the record.
+ *
+ * Strings in a record are borrowed: from the kernel's record, from the run,
+ * or from the decoder's scratch space.  They live until the next decode with
+ * the same scratch, or until the run is freed; a sink that keeps a record
+ * past write() copies what it keeps.
+ *
+ * The field names and their order in JSON are docs/audit.md's.
+ */
+#ifndef TETHER_RUNTIME_RECORD_H
+#define TETHER_RUNTIME_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/abi/event.h"
+#include "policyc/policy.h"
+
+enum record_kind {
+	RECORD_KERNEL_FS = 1,	/* struct tether_fs_event: kind fs (and the concepts it carries) */
+	RECORD_KERNEL_NET,	/* struct tether_net_event */
+	RECORD_RUN,		/* a transition of the run, from the controller */
+	RECORD_DNS,		/* a DNS proxy decision */
+};
+
+/* A kernel record with a struct tether_fs_event body. */
+struct record_fs {
+	const char *kind;	/* "fs", or the concept the kernel's kind names */
+	const char *op;
+	const char *path;	/* decoded: full path, capability name, ...; not NUL-bounded */
+	size_t path_len;
+	bool path_truncated;
+	bool path_fs_relative;
+	uint32_t access;	/* TETHER_ACCESS_*; 0: none to name */
+	uint32_t decision;	/* enum tether_decision */
+	int32_t err;		/* negative errno, 0 if allowed */
+	uint32_t reason;	/* enum tether_reason */
+	bool has_rule;		/* "rule" is written */
+	uint32_t rule;
+	const char *rule_path;	/* NULL: not known to this run */
+	const struct tether_fs_event *ev;	/* pid, tgid, uid, comm, exe, cgroup id */
+};
+
+/* A kernel record with a struct tether_net_event body. */
+struct record_net {
+	const char *op;
+	const char *rule_name;	/* "rule_destination" or "host"; NULL: not known */
+	const struct tether_net_event *ev;
+};
+
+enum record_run_event {
+	RECORD_RUN_START = 1,
+	RECORD_RUN_OUTPUT_TRUNCATED,
+	RECORD_RUN_CLEANUP,
+	RECORD_RUN_END,
+};
+
+struct record_run_start {
+	const char *command;	/* argv[0] only: arguments may carry secrets */
+	const char *tmpdir;
+	uint64_t cgroup_id;
+	uint32_t run_slot;
+	bool audit_mode;	/* "mode": "audit", else "enforce" */
+	size_t rules;
+	const char *policy_digest;
+	char *const *unenforced;
+	size_t unenforced_count;
+	uint32_t uid, gid;
+	const uint64_t *limits;	/* TP_LIMIT_*; 0: not set */
+	uint64_t setup_us;
+};
+
+struct record_run_truncated {
+	const char *stream;	/* "stdout" or "stderr" */
+	uint64_t output_bytes_max;
+};
+
+struct record_run_cleanup {
+	unsigned int killed;
+	uint64_t duration_us;
+	bool tree_empty, map_entries_removed, cgroup_removed, tmpdir_removed, verified;
+};
+
+struct record_run_end {
+	int exit_status;
+	uint64_t audit_records, audit_seq_last, audit_lost, audit_malformed;
+	uint64_t egress_bytes;
+	uint32_t ingress_dropped;
+	unsigned int leftover_processes;
+	bool cleanup_verified;
+	const char *reason;	/* the terminal reason's name */
+	const char *budget;	/* reason budget_exhausted: which; else NULL */
+	bool has_output;	/* resources.output_bytes is set */
+	uint64_t output_bytes;
+	bool output_truncated;
+};
+
+struct record_run {
+	enum record_run_event event;
+	union {
+		struct record_run_start start;
+		struct record_run_truncated truncated;
+		struct record_run_cleanup cleanup;
+		struct record_run_end end;
+	};
+};
+
+struct dns_event;
+
+struct record {
+	enum record_kind kind;
+	uint64_t seq;		/* the run's sequence number: kernel and controller share it */
+	uint64_t mono_ns;	/* when, CLOCK_MONOTONIC */
+	const char *run_id;
+	union {
+		struct record_fs fs;
+		struct record_net net;
+		struct record_run run;
+		const struct dns_event *dns;
+	};
+};
+
+/* What decoding a kernel record needs from its run. */
+struct record_names {
+	const char *run_id;
+	const char *const *rule_paths;	/* rule_id -> path, for "rule_path" */
+	size_t rule_count;
+	/* net rule_id -> "192.0.2.0/24"; host rule index -> "*.example.com" */
+	const char *const *net_rule_names;
+	size_t net_rule_count;
+	const char *const *host_rule_names;
+	size_t host_rule_count;
+};
+
+/* Scratch space for what decoding builds (a joined path, a capability name). */
+struct record_scratch {
+	char text[2 * TETHER_EVENT_PATH_MAX + 8];
+};
+
+/*
+ * Decodes one record of a run's ring into `rec`.  Returns 0, or -EBADMSG when
+ * the bytes are not a record this version knows (size, kind).
+ */
+int record_decode(const void *data, size_t size, const struct record_names *names,
+		  struct record_scratch *scratch, struct record *rec);
+
+/* The current CLOCK_MONOTONIC time, for records the controller makes. */
+uint64_t record_now(void);
+
+/* Names of the values records carry. */
+const char *record_fs_op_name(uint32_t op);
+const char *record_net_op_name(uint32_t op);
+const char *record_errno_name(int err);
+const char *record_reason_name(uint32_t reason);
+const char *record_decision_name(uint32_t decision);
+/*
+ * The name of the capability whose number a capability record carries
+ * ("21" -> "cap_sys_admin", written into buf), or `number` itself when it
+ * is not a number.
+ */
+const char *record_capability_name(const char *number, char *buf, size_t size);
+
+#endif

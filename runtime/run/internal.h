@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What the files of runtime/run/ share; nothing outside runtime/run/ includes it. */
+#ifndef TETHER_RUNTIME_RUN_INTERNAL_H
+#define TETHER_RUNTIME_RUN_INTERNAL_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "loader/loader.h"
+#include "policyc/policy.h"
+#include "runtime/audit.h"
+#include "runtime/cgroup.h"
+#include "runtime/net.h"
+#include "runtime/run/run.h"
+
+/* Time the leftovers of a run get to die after cgroup.kill before we give up. */
+#define CLEANUP_TIMEOUT_MS 10000
+
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+
+/* One captured stream (resources.output_bytes): runtime/run/output.c. */
+struct out_stream {
+	int fd;			/* read end of the run's pipe; -1: not captured, or closed */
+	int target;		/* where its bytes go (run_config.out_fd) */
+	bool watching_target;	/* the loop waits for room in the target */
+	bool stalled;		/* at the end, the target had no room: drop the rest */
+	size_t len, off;	/* bytes in buf, and how many of them went */
+	char *buf;		/* OUTPUT_CHUNK bytes */
+};
+
+struct run {
+	struct run_config cfg;
+	const struct tp_policy *policy;
+	char run_id[80];
+	char digest[TP_DIGEST_TEXT_MAX];
+	const char *audit_path;		/* cfg's, else the policy's audit.sink; NULL: stderr */
+	bool audit_allowed;
+	char tmpdir[PATH_MAX];		/* the run's private TMPDIR; "" until created */
+	struct tl_path_rule *rules;
+	size_t rule_count;
+	const char **rule_paths;	/* views into rules[], for audit records */
+	struct cg_run cg;
+	struct tl_node node;
+	struct tl_run run;
+	struct ring_buffer *ring;
+	struct audit_stream audit;
+	struct sink *sink;
+	bool cg_created, node_open, run_installed;
+	/* network: address rules in kernel form, the DNS proxy, names for records */
+	struct net_plan net;
+	struct dns_proxy *dns;
+	char **net_rule_names;
+	const char **host_rule_names;
+	unsigned int batch;		/* records handled in this pass over the ring */
+	/* identity, limits and the run's lifecycle */
+	uid_t uid;
+	gid_t gid;
+	struct cg_limits limits;
+	char **envp;
+	char pidfile[PATH_MAX];		/* /run/tether/runs/<run id>: for tether kill */
+	int ep;				/* the run's own epoll set: run_fd() */
+	int pidfd;			/* the command; -1 before run_start */
+	int launch_report[2];		/* the failed step of the child's launch and its errno; 0: exec'd */
+	bool started, exited, torn_down;
+	int status;			/* the command's, once exited; -1: never ran */
+	enum run_reason reason;		/* the first cause that ended the run */
+	const char *budget;		/* reason BUDGET: which one ("output_bytes", ...) */
+	int timer_fd;			/* resources.wall_clock; -1: none */
+	int events_fd;			/* inotify on memory.events and pids.events; -1: none */
+	struct out_stream out[2];	/* the run's stdout and stderr */
+	unsigned int killed;		/* processes run_end() found alive and killed */
+	uint64_t out_bytes;		/* captured bytes forwarded (both streams) */
+	bool out_truncated;
+	struct run_result result;	/* once torn down */
+	int teardown_ret;
+};
+
+/* Fills err and returns -errnum (EIO when errnum is 0). */
+int run_fail(struct run_error *err, enum run_error_kind kind, enum run_step step, int errnum,
+	     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void run_log(const struct run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+uint64_t run_clock_ns(clockid_t clock);
+
+/* runtime/run/files.c: workspace, TMPDIR, run file, orphans' leftovers */
+int run_prepare_workspace(struct run *run, struct run_error *err);
+void run_remove_tmpdir(struct run *run);
+int run_write_pidfile(struct run *run, struct run_error *err);
+void run_remove_pidfile(struct run *run);
+const char *run_audit_path_unsafe(const struct run *run, char where[PATH_MAX]);
+void run_remove_orphan_files(const struct run *run, const char *run_id);
+
+/* runtime/run/network.c */
+int run_setup_network(struct run *run, struct run_error *err);
+void run_network_free(struct run *run);
+
+/* runtime/run/output.c */
+int run_output_capture(struct run *run, int write_fd[2]);
+void run_output_event(struct run *run, int fd);
+void run_output_drain(struct run *run, int wait_ms);
+void run_output_free(struct run *run);
+/* How long the last bytes may wait for their target at the end of a run. */
+#define OUTPUT_FINAL_WAIT_MS 1000
+
+/* runtime/run/limits.c: resources.wall_clock, memory_bytes, process_count */
+int run_watch_limits(struct run *run);
+int run_start_timer(struct run *run);
+void run_limits_event(struct run *run, int fd);
+bool run_oom_killed(struct run *run);
+void run_limits_free(struct run *run);
+
+/* runtime/run/records.c: the run's own records */
+void run_record_start(struct run *run, uint64_t setup_us);
+void run_record_truncated(struct run *run, int stream, uint64_t max);
+void run_record_cleanup(struct run *run, const struct record_run_cleanup *c);
+void run_record_end(struct run *run, const struct record_run_end *e);
+
+/* The run's epoll set (one per run; the caller polls it as run_fd). */
+void run_epoll_add(struct run *run, int fd, uint32_t events);
+void run_epoll_mod(struct run *run, int fd, uint32_t events);
+void run_epoll_del(struct run *run, int fd);
+
+#endif

@@ -1,0 +1,818 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The run's lifecycle (runtime/run/run.h):
+ *
+ *   preflight (doctor) -> workspace, TMPDIR, rules -> run cgroup, limits
+ *   -> DNS proxy -> map entries -> audit sink -> start record
+ *   -> clone3(CLONE_INTO_CGROUP) -> exec -> dispatch until the command exits
+ *   -> kill what is left -> drain output and records -> remove map entries
+ *   -> remove cgroup, TMPDIR, run file -> cleanup and end records
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "bpf/abi/rules.h"
+#include "runtime/dnsproxy.h"
+#include "runtime/launch.h"
+#include "runtime/rules.h"
+#include "runtime/run/internal.h"
+#include "runtime/sink/sink.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+/*
+ * Records handled per pass over the ring.  libbpf's consume keeps going while
+ * records keep coming, so a flooding run would hold the loop there: signals,
+ * the DNS proxy and the byte cap would wait.  A pass stops after this many
+ * and the loop comes back to the ring through epoll.
+ */
+#define RECORD_BATCH 4096
+
+static const char *const reason_names[] = {
+	[RUN_REASON_NONE] = "unknown",
+	[RUN_REASON_SUCCEEDED] = "succeeded",
+	[RUN_REASON_FAILED] = "failed",
+	[RUN_REASON_CANCELLED] = "cancelled",
+	[RUN_REASON_TIMED_OUT] = "timed_out",
+	[RUN_REASON_BUDGET] = "budget_exhausted",
+	[RUN_REASON_REFUSED] = "refused",
+};
+
+const char *run_reason_name(enum run_reason reason)
+{
+	return (size_t)reason < sizeof(reason_names) / sizeof(reason_names[0])
+		       ? reason_names[reason]
+		       : "unknown";
+}
+
+int run_fail(struct run_error *err, enum run_error_kind kind, enum run_step step, int errnum,
+	     const char *fmt, ...)
+{
+	va_list ap;
+
+	err->kind = kind;
+	err->step = step;
+	err->err = errnum;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	return -(errnum ? errnum : EIO);
+}
+
+void run_log(const struct run *run, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (run->cfg.log) {
+		run->cfg.log(run->cfg.log_ctx, fmt, ap);
+	} else {
+		fprintf(stderr, "tether run: ");
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	}
+	va_end(ap);
+}
+
+uint64_t run_clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void run_epoll_add(struct run *run, int fd, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.fd = fd };
+
+	if (fd >= 0)
+		epoll_ctl(run->ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+void run_epoll_mod(struct run *run, int fd, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.fd = fd };
+
+	epoll_ctl(run->ep, EPOLL_CTL_MOD, fd, &ev);
+}
+
+void run_epoll_del(struct run *run, int fd)
+{
+	epoll_ctl(run->ep, EPOLL_CTL_DEL, fd, NULL);
+}
+
+static int handle_record(void *p, void *data, size_t size)
+{
+	struct run *run = p;
+
+	audit_handle_record(&run->audit, data, size);
+	return ++run->batch >= RECORD_BATCH ? -EAGAIN : 0;
+}
+
+/* One pass: true when records were left for the next. */
+static bool consume_batch(struct run *run)
+{
+	run->batch = 0;
+	return ring_buffer__consume(run->ring) == -EAGAIN;
+}
+
+/* Everything in the ring (the run is gone, so it ends). */
+static void drain(struct run *run)
+{
+	while (consume_batch(run))
+		;
+}
+
+static int refuse(struct run_error *err, const struct doctor_report *rep, int errnum,
+		  const char *why)
+{
+	if (rep) {
+		err->has_report = true;
+		err->report = *rep;
+	}
+	return run_fail(err, RUN_ERROR_REFUSED, RUN_STEP_PREFLIGHT, errnum,
+			"refusing to run: %s; the command was not started.", why);
+}
+
+/*
+ * Runs whose controller died (SIGKILL, a crash) stay confined but leak their
+ * cgroup, processes and map entries.  Under the parent lock, reclaim them:
+ * kill what is left, remove their entries, remove their cgroups.  Entries
+ * whose cgroup no longer exists at all are removed too.  Best effort: a
+ * failure is logged and this run goes on.
+ */
+static void reclaim_orphans(struct run *run, const char *mount_point)
+{
+	struct tl_error err = { "" };
+	struct cg_run *orphans = NULL;
+	uint64_t *dirs = NULL, *registered = NULL;
+	size_t n = 0, ndirs = 0, nreg = 0;
+	char name[PATH_MAX];	/* basename() may write to its argument */
+	unsigned int left;
+
+	if (cg_find_orphans(mount_point, &orphans, &n, &dirs, &ndirs))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (cg_run_kill_and_wait(&orphans[i], CLEANUP_TIMEOUT_MS, &left)) {
+			run_log(run, "warning: orphaned run %s could not be emptied", orphans[i].path);
+			cg_run_free(&orphans[i]);
+			continue;
+		}
+		if (tl_run_reclaim(&run->node, orphans[i].id, &err) && err.msg[0])
+			run_log(run, "warning: %s", err.msg);
+		run_log(run, "reclaimed run %s, whose controller died (killed: %u processes)",
+			orphans[i].path, left);
+		/* its processes are gone: its temporary directory can go too */
+		snprintf(name, sizeof(name), "%s", orphans[i].path);
+		run_remove_orphan_files(run, basename(name));
+		cg_run_destroy(&orphans[i]);
+	}
+	if (tl_runs_list(&run->node, &registered, &nreg) == 0) {
+		for (size_t i = 0; i < nreg; i++) {
+			bool found = false;
+
+			for (size_t j = 0; j < ndirs && !found; j++)
+				found = dirs[j] == registered[i];
+			if (!found && tl_run_reclaim(&run->node, registered[i], &err) == 0)
+				run_log(run, "removed the map entries of cgroup %llu, which no longer "
+					     "exists", (unsigned long long)registered[i]);
+		}
+	}
+	free(registered);
+	free(dirs);
+	free(orphans);
+}
+
+/*
+ * cgroup v2 controllers for resources.cpu, memory_bytes and process_count:
+ * a host whose hierarchy lacks one cannot enforce the envelope, and the run
+ * is refused (never started unlimited).  Under the parent lock.
+ */
+static int enable_controllers(struct run *run, const char *mount_point, struct run_error *err)
+{
+	char *available = cg_controllers(mount_point), missing[64], why[PATH_MAX + 128];
+	int r;
+
+	cg_missing_controllers(available, &run->limits, missing, sizeof(missing));
+	if (missing[0]) {
+		r = run_fail(err, RUN_ERROR_REFUSED, RUN_STEP_CONTROLLERS, EOPNOTSUPP,
+			     "refusing to run: the envelope's resources need the cgroup v2 "
+			     "controllers '%s', which %s does not offer (it has: '%s'); run on a "
+			     "host whose cgroup2 hierarchy has them, or drop those limits. The "
+			     "command was not started.",
+			     missing, mount_point, available && available[0] ? available : "none");
+		free(available);
+		return r;
+	}
+	free(available);
+	r = cg_enable_controllers(mount_point, &run->limits, why, sizeof(why));
+	if (r)
+		return run_fail(err, RUN_ERROR_REFUSED, RUN_STEP_CONTROLLERS, -r,
+				"refusing to run: %s; the command was not started.", why);
+	return 0;
+}
+
+/*
+ * O_NOFOLLOW and O_NONBLOCK, then a type check on what was opened:
+ * run_audit_path_unsafe() looked at the name, but whoever can write its
+ * directory could swap in a symlink or a FIFO since.
+ */
+static int open_sink(struct run *run, struct run_error *err)
+{
+	struct stat st;
+	int fd, r;
+
+	if (!run->audit_path)
+		return sink_jsonl_open(STDERR_FILENO, false, &run->sink);
+	fd = open(run->audit_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW |
+		  O_NONBLOCK | O_NOCTTY, 0600);
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+		close(fd);
+		fd = -1;
+		errno = EINVAL;
+	}
+	if (fd < 0)
+		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_AUDIT_FILE, errno,
+				"opening audit file %s: %s", run->audit_path,
+				errno == EINVAL ? "not a regular file" : strerror(errno));
+	r = sink_jsonl_open(fd, true, &run->sink);
+	if (r) {
+		close(fd);
+		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_AUDIT_FILE, -r,
+				"opening audit file %s: %s", run->audit_path, strerror(-r));
+	}
+	return 0;
+}
+
+/* The run cgroup, its limits, the run file: under the parent lock until the cgroup exists. */
+static int make_cgroup(struct run *run, struct doctor_report *rep, struct run_error *err)
+{
+	struct tl_error lerr = { "" };
+	char limits_why[PATH_MAX + 256];
+	int parent_lock, r;
+
+	/* Held until this run's cgroup exists and is locked: see runtime/cgroup.h. */
+	parent_lock = cg_parent_lock(rep->cgroup2_mount);
+	if (parent_lock < 0)
+		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_LOCK, -parent_lock,
+				"locking %s/%s: %s%s", rep->cgroup2_mount, TETHER_CGROUP_PARENT,
+				strerror(-parent_lock),
+				parent_lock == -EBUSY ? " (another process has held it for 10 s)" : "");
+	r = tl_node_open(TETHER_RUN_CGROUP_LEVEL, parent_lock, &run->node, &lerr);
+	if (r) {
+		close(parent_lock);
+		if (r == -EUCLEAN || r == -ESTALE)
+			return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_LOAD, -r, "%s", lerr.msg);
+		snprintf(rep->checks[DOCTOR_LSM_LOAD].detail, sizeof(rep->checks[0].detail), "%s",
+			 lerr.msg);
+		snprintf(rep->checks[DOCTOR_LSM_LOAD].fix, sizeof(rep->checks[0].fix), "%s",
+			 r == -EPERM ? "this kernel refuses BPF-LSM programs even for root; use a "
+				       "kernel that allows them"
+				     : "tether -v run ... shows libbpf's log");
+		rep->checks[DOCTOR_LSM_LOAD].ok = false;
+		rep->checks[DOCTOR_LSM_LOAD].skipped = false;
+		r = refuse(err, rep, -r, "the BPF programs (BPF-LSM and cgroup-BPF) could not be "
+					 "loaded");
+		err->step = RUN_STEP_LOAD;
+		return r;
+	}
+	run->node_open = true;
+
+	reclaim_orphans(run, rep->cgroup2_mount);
+	r = enable_controllers(run, rep->cgroup2_mount, err);
+	if (r) {
+		close(parent_lock);
+		return r;
+	}
+	r = cg_run_create(rep->cgroup2_mount, run->run_id, &run->cg);
+	close(parent_lock);
+	if (r)
+		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_CGROUP, -r,
+				"creating the run cgroup %s/%s/%s: %s%s", rep->cgroup2_mount,
+				TETHER_CGROUP_PARENT, run->run_id, strerror(-r),
+				r == -EEXIST ? " (a run with this id is live; pick another --run-id)"
+					     : "");
+	run->cg_created = true;
+	r = cg_run_set_limits(&run->cg, &run->limits, limits_why, sizeof(limits_why));
+	if (r)
+		return run_fail(err, RUN_ERROR_REFUSED, RUN_STEP_LIMITS, -r,
+				"refusing to run: the envelope's resources cannot be enforced: %s; "
+				"the command was not started.", limits_why);
+	return run_write_pidfile(run, err);
+}
+
+/* The map entries that turn enforcement on, then the ring and the sink. */
+static int install(struct run *run, struct run_error *err)
+{
+	const struct tp_policy *policy = run->policy;
+	struct tl_error lerr = { "" };
+	struct tl_run_net net = {
+		.entries = run->net.entries,
+		.count = run->net.count,
+		.egress_max = policy->limits[TP_LIMIT_EGRESS_BYTES],
+		.dns_port4 = dns_proxy_port(run->dns, AF_INET),
+		.dns_port6 = dns_proxy_port(run->dns, AF_INET6),
+	};
+	int r;
+
+	/* tp_policy and the kernel number the modes alike (policyc/policy.h) */
+	r = tl_run_install(&run->node, run->cg.id,
+			   policy->mode == TP_MODE_AUDIT ? TETHER_MODE_AUDIT : TETHER_MODE_ENFORCE,
+			   run->audit_allowed ? TETHER_RUN_AUDIT_ALLOWED : 0, run->rules,
+			   run->rule_count, policy->abstract_sockets, policy->abstract_socket_count,
+			   &net, &run->run, &lerr);
+	if (r)
+		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_INSTALL, -r,
+				"installing the run's rules: %s", lerr.msg);
+	run->run_installed = true;
+
+	r = open_sink(run, err);
+	if (r)
+		return r;
+	run->audit.sink = run->sink;
+	run->rule_paths = calloc(run->rule_count ? run->rule_count : 1, sizeof(char *));
+	if (!run->rule_paths)
+		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_RING, ENOMEM, "%s", strerror(ENOMEM));
+	for (size_t i = 0; i < run->rule_count; i++)
+		run->rule_paths[i] = run->rules[i].path;
+	run->audit.names.rule_paths = run->rule_paths;
+	run->audit.names.rule_count = run->rule_count;
+	run->ring = ring_buffer__new(run->run.ring_fd, handle_record, run, NULL);
+	if (!run->ring)
+		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_RING, errno,
+				"opening the run's audit ring: %s", strerror(errno));
+	run_epoll_add(run, ring_buffer__epoll_fd(run->ring), EPOLLIN);
+	run_epoll_add(run, dns_proxy_fd(run->dns), EPOLLIN);
+	return 0;
+}
+
+/* Everything up to, not including, the child. */
+static int setup(struct run *run, struct run_error *err)
+{
+	struct doctor_report rep;
+	int r;
+
+	if (geteuid() != 0)
+		return refuse(err, NULL, EPERM, "tether run needs root: it loads BPF-LSM programs, "
+						"creates cgroups and writes pinned maps");
+	/* Cheap checks first; the trial load happens below as the real load. */
+	doctor_run(&rep, false);
+	if (!doctor_ok(&rep))
+		return refuse(err, &rep, EOPNOTSUPP, "this host cannot enforce the envelope");
+	r = run_prepare_workspace(run, err);
+	if (r)
+		return r;
+	if (run->audit_path) {
+		char where[PATH_MAX];
+		const char *why = run_audit_path_unsafe(run, where);
+
+		if (why)
+			return run_fail(err, RUN_ERROR_USAGE, RUN_STEP_AUDIT_FILE, EPERM,
+					"the audit file %s %s (%s), where the run could rewrite or "
+					"redirect its own audit records; write it elsewhere",
+					run->audit_path, why, where);
+	}
+	r = make_cgroup(run, &rep, err);
+	r = r ?: run_setup_network(run, err);
+	return r ?: install(run, err);
+}
+
+static void teardown(struct run *run, int status_for_record, bool ran);
+
+int run_create(const struct run_config *cfg, struct run **out, struct run_error *err)
+{
+	const struct tp_policy *policy = cfg->policy;
+	struct run *run = calloc(1, sizeof(*run));
+	uint8_t digest[32];
+	int r;
+
+	*err = (struct run_error){ 0 };
+	if (!run)
+		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_PREFLIGHT, ENOMEM, "%s",
+				strerror(ENOMEM));
+	*run = (struct run){
+		.cfg = *cfg,
+		.policy = policy,
+		.cg = { .dir_fd = -1, .lock_fd = -1 },
+		.ep = -1,
+		.pidfd = -1,
+		.status = -1,
+		.timer_fd = -1,
+		.events_fd = -1,
+		.out = { { .fd = -1, .target = cfg->out_fd[0] }, { .fd = -1, .target = cfg->out_fd[1] } },
+		/* the command line's --audit and --audit-allowed come before the envelope's */
+		.audit_path = cfg->audit_path ? cfg->audit_path : policy->audit_sink,
+		.audit_allowed = cfg->audit_allowed || (policy->flags & TP_POLICY_AUDIT_RECORD_ALLOWED),
+		.uid = policy->uid,
+		.gid = policy->gid,
+		.limits = {
+			.cpu_milli = policy->limits[TP_LIMIT_CPU_MILLI],
+			.memory_bytes = policy->limits[TP_LIMIT_MEMORY_BYTES],
+			.pids = policy->limits[TP_LIMIT_PROCESS_COUNT],
+		},
+	};
+	snprintf(run->run_id, sizeof(run->run_id), "%s", cfg->run_id);
+	run->audit.names.run_id = run->run_id;
+	if (tp_policy_digest(policy, digest) < 0) {
+		free(run);
+		return run_fail(err, RUN_ERROR_INVALID, RUN_STEP_PREFLIGHT, EINVAL,
+				"encoding the policy of %s failed", cfg->policy_path);
+	}
+	tp_digest_text(digest, run->digest);
+	run->ep = epoll_create1(EPOLL_CLOEXEC);
+	r = run->ep < 0 ? run_fail(err, RUN_ERROR_SETUP, RUN_STEP_PREFLIGHT, errno,
+				   "creating the run's event loop: %s", strerror(errno))
+			: setup(run, err);
+	if (r) {
+		teardown(run, -1, false);
+		run->torn_down = true;
+		run_free(run);
+		return r;
+	}
+	*out = run;
+	return 0;
+}
+
+int run_start(struct run *run, struct run_error *err)
+{
+	const struct tp_policy *policy = run->policy;
+	struct launch_spec spec = {
+		.argv = run->cfg.argv,
+		.uid = run->uid,
+		.gid = run->gid,
+		.nofile = policy->limits[TP_LIMIT_OPEN_FILES],
+		.cgroup_fd = run->cg.dir_fd,
+		.stdout_fd = -1,
+		.stderr_fd = -1,
+		.mask = run->cfg.child_mask,
+		.last_cap = launch_last_cap(),
+	};
+	int write_fd[2] = { -1, -1 }, errpipe = -1, r;
+	pid_t pid;
+
+	*err = (struct run_error){ 0 };
+	/* from here on, teardown writes the cleanup and end records */
+	run->started = true;
+	/* Everything the child needs, prepared here: it may only make async-signal-safe calls. */
+	run->envp = launch_env_build(run->cfg.environ, (const char *const *)policy->env_names,
+				     policy->env_name_count, run->tmpdir, policy->workspace);
+	r = run->envp ? 0 : -ENOMEM;
+	spec.envp = run->envp;
+	if (!r && policy->limits[TP_LIMIT_OUTPUT_BYTES]) {
+		r = run_output_capture(run, write_fd);
+		spec.stdout_fd = write_fd[0];
+		spec.stderr_fd = write_fd[1];
+	}
+	r = r ?: run_watch_limits(run);
+	if (r) {
+		for (int i = 0; i < 2; i++)
+			if (write_fd[i] >= 0)
+				close(write_fd[i]);
+		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_PREPARE, -r, "preparing run %s: %s",
+				run->run_id, strerror(-r));
+	}
+
+	run_record_start(run, (run_clock_ns(CLOCK_MONOTONIC) - run->cfg.started_ns) / 1000);
+	r = launch_spawn(&spec, &pid, &run->pidfd, &errpipe);
+	for (int i = 0; i < 2; i++)
+		if (write_fd[i] >= 0)
+			close(write_fd[i]);
+	r = r ?: run_start_timer(run);
+	if (r)
+		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_SPAWN, -r,
+				"starting %s in cgroup %s: %s", run->cfg.argv[0], run->cg.path,
+				strerror(-r));
+	/* EOF once the child exec'd: its setup is over, one way or the other */
+	if (read(errpipe, run->launch_report, sizeof(run->launch_report)) !=
+	    sizeof(run->launch_report))
+		run->launch_report[0] = 0;
+	close(errpipe);
+	run_epoll_add(run, run->pidfd, EPOLLIN);
+	return 0;
+}
+
+int run_fd(const struct run *run)
+{
+	return run->ep;
+}
+
+bool run_exited(const struct run *run)
+{
+	return run->exited;
+}
+
+/*
+ * Ends the run for `reason` unless something ended it first: the first
+ * cause is the one reported.  cgroup.kill without waiting: the loop sees
+ * the command die, and teardown waits for the rest.
+ */
+void run_end(struct run *run, enum run_reason reason, const char *budget, const char *why)
+{
+	unsigned int left;
+
+	if (run->reason != RUN_REASON_NONE)
+		return;
+	run->reason = reason;
+	run->budget = budget;
+	run_log(run, "%s: ending run %s (%s)", why, run->run_id, run_reason_name(reason));
+	if (!run->cg_created)
+		return;
+	cg_run_kill_and_wait(&run->cg, 0, &left);
+	/* the cleanup record counts these: teardown finds only stragglers */
+	run->killed = left;
+}
+
+void run_cancel(struct run *run, const char *why)
+{
+	run_end(run, RUN_REASON_CANCELLED, NULL, why);
+}
+
+/* The command exited: its status, and what its launch reported. */
+static int reap(struct run *run, struct run_error *err)
+{
+	siginfo_t si = { 0 };
+
+	if (waitid((idtype_t)P_PIDFD, (id_t)run->pidfd, &si, WEXITED) < 0)
+		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_WAIT, errno, "waiting for %s: %s",
+				run->cfg.argv[0], strerror(errno));
+	/* output written just before the exit waits in the pipes for teardown */
+	run->status = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+	run->exited = true;
+	run_epoll_del(run, run->pidfd);
+	if (run->launch_report[0] == LAUNCH_STEP_EXEC) {
+		run_log(run, "cannot execute %s: %s", run->cfg.argv[0],
+			strerror(run->launch_report[1]));
+	} else if (run->launch_report[0]) {
+		/* the command never ran: the boundary could not be set up around it */
+		run_log(run, "refusing to run %s: %s failed: %s; the command was not started.",
+			run->cfg.argv[0], launch_step_name(run->launch_report[0]),
+			strerror(run->launch_report[1]));
+		if (run->reason == RUN_REASON_NONE)
+			run->reason = RUN_REASON_REFUSED;
+	}
+	return 0;
+}
+
+int run_dispatch(struct run *run, struct run_error *err)
+{
+	struct epoll_event events[8];
+	int ring_fd = run->ring ? ring_buffer__epoll_fd(run->ring) : -1;
+	int dns_fd = dns_proxy_fd(run->dns);
+	int n;
+
+	*err = (struct run_error){ 0 };
+	if (run->exited)
+		return 0;
+	n = epoll_wait(run->ep, events, 8, 0);
+	if (n < 0 && errno == EINTR)
+		return 0;
+	if (n < 0)
+		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_WAIT, errno, "waiting for %s: %s",
+				run->cfg.argv[0], strerror(errno));
+	for (int i = 0; i < n && !run->exited; i++) {
+		int fd = events[i].data.fd;
+
+		if (fd == ring_fd) {
+			struct tl_run_counters c = { 0 };
+
+			consume_batch(run);
+			/*
+			 * network_egress.max_bytes: the kernel drops, the controller
+			 * ends.  The kernel's flag decides (it is set before the
+			 * record, which may have found the ring full).
+			 */
+			tl_run_counters(&run->node, &run->run, &c);
+			if (c.egress_exhausted)
+				run_end(run, RUN_REASON_BUDGET, "egress_bytes",
+					"it spent network_egress.max_bytes");
+		} else if (fd == dns_fd) {
+			dns_proxy_dispatch(run->dns);
+		} else if (fd == run->timer_fd || fd == run->events_fd) {
+			run_limits_event(run, fd);
+		} else if (fd == run->pidfd) {
+			return reap(run, err);
+		} else {
+			run_output_event(run, fd);
+		}
+	}
+	return 0;
+}
+
+/*
+ * Tears down in the order that keeps the audit stream complete: kill what is
+ * left, drain output and records, read the counters, remove map entries,
+ * drain once more, remove the cgroup, then write the cleanup and end
+ * records.  run->teardown_ret: 0, or -EUCLEAN (cleanup not verified, or the
+ * audit stream could not be written).
+ */
+static void teardown(struct run *run, int status_for_record, bool ran)
+{
+	uint64_t seq = 0, lost = 0, egress = 0, t0 = run_clock_ns(CLOCK_MONOTONIC);
+	uint32_t ingress_dropped = 0;
+	struct tl_error err = { "" };
+	unsigned int left = 0;
+	bool empty = true, maps_removed = !run->run_installed, cg_removed = !run->cg_created;
+	bool tmp_removed = !run->tmpdir[0];
+	bool verified;
+	int ret = 0, r;
+
+	if (run->cg_created) {
+		r = cg_run_kill_and_wait(&run->cg, CLEANUP_TIMEOUT_MS, &left);
+		/* run_end() already killed them all (the command among them) */
+		if (run->killed > left)
+			left = run->killed;
+		if (r) {
+			run_log(run, "processes of run %s survived cgroup.kill for %d ms", run->run_id,
+				CLEANUP_TIMEOUT_MS);
+			empty = false;
+			ret = -EUCLEAN;
+		}
+		/* an OOM kill that ended the command before the loop saw the event */
+		if (ran && run->reason == RUN_REASON_NONE && run_oom_killed(run)) {
+			run->reason = RUN_REASON_BUDGET;
+			run->budget = "memory_bytes";
+		}
+	}
+	/* every writer is gone once the tree is empty: what is left is the last output */
+	if (empty)
+		run_output_drain(run, OUTPUT_FINAL_WAIT_MS);
+	if (run->ring)
+		drain(run);
+	if (run->run_installed) {
+		struct tl_run_counters c = { 0 };
+
+		tl_run_counters(&run->node, &run->run, &c);
+		seq = c.seq;
+		lost = c.audit_lost;
+		egress = c.egress_bytes;
+		ingress_dropped = c.ingress_dropped;
+		/* the cap's record may have found the ring full: the kernel's flag decides */
+		if (c.egress_exhausted && run->reason == RUN_REASON_NONE) {
+			run->reason = RUN_REASON_BUDGET;
+			run->budget = "egress_bytes";
+		}
+		/* Leave the rules in place while anything of the run may still live. */
+		if (empty) {
+			if (tl_run_remove(&run->node, &run->run, &err)) {
+				run_log(run, "%s", err.msg);
+				ret = -EUCLEAN;
+			} else {
+				maps_removed = true;
+			}
+		}
+	}
+	if (run->ring)
+		drain(run);
+	if (run->reason == RUN_REASON_NONE)
+		run->reason = status_for_record == 0 ? RUN_REASON_SUCCEEDED : RUN_REASON_FAILED;
+	/* lost records never took a sequence number: seq counts those queued */
+	if (lost || run->audit.records != seq)
+		run_log(run, "warning: run %s lost %llu audit records to a full ring; %llu of the "
+			     "%llu queued were written",
+			run->run_id, (unsigned long long)lost,
+			(unsigned long long)run->audit.records, (unsigned long long)seq);
+	if (run->ring)
+		run_epoll_del(run, ring_buffer__epoll_fd(run->ring));
+	ring_buffer__free(run->ring);
+	run->ring = NULL;
+	/* the run is gone or its entries are: nothing can ask the proxy any more */
+	if (run->dns)
+		run_epoll_del(run, dns_proxy_fd(run->dns));
+	dns_proxy_free(run->dns);
+	run->dns = NULL;
+	if (run->run_installed && empty)
+		tl_run_free(&run->run);
+	if (run->node_open)
+		tl_node_close(&run->node);
+	run->node_open = false;
+	if (run->cg_created) {
+		if (empty && (r = cg_run_destroy(&run->cg))) {
+			run_log(run, "removing cgroup %s: %s", run->cg.path, strerror(-r));
+			ret = -EUCLEAN;
+		} else if (!empty) {
+			run_log(run, "run %s left its cgroup %s and map entries in place because it "
+				     "could not be emptied", run->run_id, run->cg.path);
+			cg_run_free(&run->cg);
+		} else {
+			cg_removed = true;
+		}
+		run->cg_created = false;
+	}
+	/* Only once nothing of the run can still be writing there. */
+	if (empty) {
+		run_remove_tmpdir(run);
+		tmp_removed = true;
+	} else if (run->tmpdir[0]) {
+		run_log(run, "left the run's temporary directory %s in place", run->tmpdir);
+	}
+	run_remove_pidfile(run);
+
+	/*
+	 * The evidence: what was killed, how long it took, and whether each part
+	 * of the run was seen gone.  A cleanup that was not verified says so,
+	 * and the run's result says it (tether exits 123).
+	 */
+	verified = empty && maps_removed && cg_removed && tmp_removed;
+	if (ran && run->sink) {
+		run_record_cleanup(run, &(struct record_run_cleanup){
+			.killed = left,
+			.duration_us = (run_clock_ns(CLOCK_MONOTONIC) - t0) / 1000,
+			.tree_empty = empty,
+			.map_entries_removed = maps_removed,
+			.cgroup_removed = cg_removed,
+			.tmpdir_removed = tmp_removed,
+			.verified = verified,
+		});
+		if (!verified)
+			ret = -EUCLEAN;
+		run_record_end(run, &(struct record_run_end){
+			.exit_status = status_for_record,
+			.audit_records = run->audit.records,
+			.audit_seq_last = seq,
+			.audit_lost = lost,
+			.audit_malformed = run->audit.malformed,
+			.egress_bytes = egress,
+			.ingress_dropped = ingress_dropped,
+			.leftover_processes = left,
+			.cleanup_verified = verified,
+			.reason = run_reason_name(run->reason),
+			.budget = run->reason == RUN_REASON_BUDGET ? run->budget : NULL,
+			.has_output = run->policy->limits[TP_LIMIT_OUTPUT_BYTES] != 0,
+			.output_bytes = run->out_bytes,
+			.output_truncated = run->out_truncated,
+		});
+	}
+	if (run->audit.write_error) {
+		run_log(run, "writing audit records: %s", strerror(-run->audit.write_error));
+		ret = -EUCLEAN;
+	}
+	run->audit.sink = NULL;
+	r = sink_close(run->sink);
+	run->sink = NULL;
+	if (r && !run->audit.write_error) {
+		run_log(run, "closing audit file: %s", strerror(-r));
+		ret = -EUCLEAN;
+	}
+	run->result = (struct run_result){
+		.reason = run->reason,
+		.budget = run->reason == RUN_REASON_BUDGET ? run->budget : NULL,
+		.exit_status = status_for_record,
+		.cleanup_verified = verified,
+	};
+	run->teardown_ret = ret;
+}
+
+int run_teardown(struct run *run, struct run_result *res, struct run_error *err)
+{
+	*err = (struct run_error){ 0 };
+	if (!run->torn_down) {
+		/* a command that never started has no status; one that did, its own */
+		teardown(run, run->exited ? run->status : -1, run->started);
+		run->torn_down = true;
+	}
+	*res = run->result;
+	if (run->teardown_ret) {
+		err->kind = RUN_ERROR_SETUP;
+		err->step = RUN_STEP_CLEANUP;
+		err->err = -run->teardown_ret;
+	}
+	return run->teardown_ret;
+}
+
+void run_free(struct run *run)
+{
+	struct run_result res;
+	struct run_error err;
+
+	if (!run)
+		return;
+	if (!run->torn_down)
+		run_teardown(run, &res, &err);
+	if (run->pidfd >= 0)
+		close(run->pidfd);
+	run_output_free(run);
+	run_limits_free(run);
+	if (run->ep >= 0)
+		close(run->ep);
+	launch_env_free(run->envp);
+	run_network_free(run);
+	free(run->rule_paths);
+	run_rules_free(run->rules, run->rule_count);
+	free(run);
+}

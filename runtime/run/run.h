@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A run: one confined command, from compiled policy to cleanup evidence, as
+ * an object a process can hold several of and drive from one event loop.
+ *
+ *   run_create    preflight, workspace, TMPDIR, rules, run cgroup, limits,
+ *                 DNS proxy, map entries (enforcement on), audit sink
+ *   run_start     the start record, clone3(CLONE_INTO_CGROUP), exec
+ *   run_fd        one descriptor to poll (EPOLLIN); when it is readable,
+ *   run_dispatch  serves the run: records, output, DNS, limits, wall clock
+ *   run_cancel    ends the run (cancelled), as a signal to the CLI does
+ *   run_teardown  kills what is left, drains, removes every trace, writes
+ *                 the cleanup and end records, and says how the run ended
+ *
+ * Enforcement is switched on (the runs map entry) before the child exists,
+ * and the child is born inside the run cgroup, so no instruction of the
+ * command runs unconfined.  If anything on the way fails, the command does
+ * not run.
+ *
+ * Every function returns 0 or a negative errno and describes a failure in
+ * struct run_error; nothing here decides an exit status or prints an error.
+ * What happens along the way (an orphan reclaimed, a run ended by a limit)
+ * goes to the config's log function.
+ */
+#ifndef TETHER_RUNTIME_RUN_H
+#define TETHER_RUNTIME_RUN_H
+
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "runtime/doctor.h"
+
+struct tp_policy;
+struct run;
+
+struct run_config {
+	const struct tp_policy *policy;	/* borrowed until run_free */
+	const char *policy_path;	/* for messages */
+	const char *run_id;		/* run_id_valid(); borrowed */
+	/* JSON Lines audit file (appended, 0600); NULL: the policy's audit.sink, else stderr */
+	const char *audit_path;
+	bool audit_allowed;		/* also record allowed writes (or the policy's audit.record_allowed) */
+	char **argv;			/* borrowed until run_free */
+	char *const *environ;		/* the environment the run's is built from */
+	int out_fd[2];			/* where captured stdout and stderr go (resources.output_bytes) */
+	const sigset_t *child_mask;	/* the command's signal mask */
+	uint64_t started_ns;		/* CLOCK_MONOTONIC when the caller began (setup_us) */
+	/* Logs one line about the run ("reclaimed run ...").  NULL: stderr. */
+	void (*log)(void *log_ctx, const char *fmt, va_list ap);
+	void *log_ctx;
+};
+
+/* How a failure is to be taken: the CLI turns it into an exit status. */
+enum run_error_kind {
+	RUN_ERROR_REFUSED = 1,	/* this host cannot confine the run: nothing ran */
+	RUN_ERROR_INVALID,	/* the envelope cannot be run as written: nothing ran */
+	RUN_ERROR_USAGE,	/* the caller's request is wrong (an unsafe audit file): nothing ran */
+	RUN_ERROR_SETUP,	/* setup or cleanup failed */
+};
+
+/* The step that failed. */
+enum run_step {
+	RUN_STEP_PREFLIGHT = 1,
+	RUN_STEP_WORKSPACE,
+	RUN_STEP_TMPDIR,
+	RUN_STEP_RULES,
+	RUN_STEP_AUDIT_FILE,
+	RUN_STEP_LOCK,
+	RUN_STEP_LOAD,
+	RUN_STEP_CONTROLLERS,
+	RUN_STEP_CGROUP,
+	RUN_STEP_LIMITS,
+	RUN_STEP_RUN_FILE,
+	RUN_STEP_NETWORK,
+	RUN_STEP_INSTALL,
+	RUN_STEP_RING,
+	RUN_STEP_PREPARE,
+	RUN_STEP_SPAWN,
+	RUN_STEP_WAIT,
+	RUN_STEP_CLEANUP,
+};
+
+struct run_error {
+	enum run_error_kind kind;
+	enum run_step step;
+	int err;			/* the errno behind it, positive; 0: none */
+	/*
+	 * The whole sentence, without a "tether run: " prefix: what failed, on
+	 * what, and what to do.  Empty when the problems were logged one by
+	 * one as they happened (run_teardown).
+	 */
+	char msg[PATH_MAX + 768];
+	bool has_report;		/* a refusal the doctor's checks explain */
+	struct doctor_report report;
+};
+
+/* The terminal reasons a run that started can end with. */
+enum run_reason {
+	RUN_REASON_NONE = 0,
+	RUN_REASON_SUCCEEDED,
+	RUN_REASON_FAILED,
+	RUN_REASON_CANCELLED,
+	RUN_REASON_TIMED_OUT,
+	RUN_REASON_BUDGET,
+	RUN_REASON_REFUSED,	/* the child could not shed the controller's authority */
+};
+
+const char *run_reason_name(enum run_reason reason);
+
+struct run_result {
+	enum run_reason reason;
+	const char *budget;	/* reason BUDGET: "output_bytes", ...; else NULL */
+	int exit_status;	/* the command's (128+N: signal N); -1: it never ran */
+	bool cleanup_verified;	/* every trace of the run was seen gone */
+};
+
+/* Sets up everything but the command's process.  On failure nothing is left. */
+int run_create(const struct run_config *cfg, struct run **out, struct run_error *err);
+
+/*
+ * Writes the start record and starts the command.  On failure the run must
+ * still be torn down (run_teardown writes its cleanup and end records).
+ */
+int run_start(struct run *run, struct run_error *err);
+
+/* The descriptor to poll for EPOLLIN; valid from run_create to run_free. */
+int run_fd(const struct run *run);
+
+/*
+ * Serves what is ready, without blocking.  Returns 0, or a negative errno
+ * when the run cannot be supervised any more (tear it down).
+ */
+int run_dispatch(struct run *run, struct run_error *err);
+
+/* The command has exited: the run is ready for run_teardown. */
+bool run_exited(const struct run *run);
+
+/* Ends the run for `reason` (the first cause is the one reported); `why` is logged. */
+void run_end(struct run *run, enum run_reason reason, const char *budget, const char *why);
+
+/* run_end(RUN_REASON_CANCELLED): a signal, tether kill, a caller's request. */
+void run_cancel(struct run *run, const char *why);
+
+/*
+ * Kills what is left, drains output and records, removes the run's map
+ * entries, cgroup, TMPDIR and run file, and writes the cleanup and end
+ * records.  `res` is filled in any case.  Returns -EUCLEAN when the cleanup
+ * could not be verified or the audit stream could not be written.
+ */
+int run_teardown(struct run *run, struct run_result *res, struct run_error *err);
+
+/* NULL is fine.  A run not torn down is torn down first. */
+void run_free(struct run *run);
+
+#endif

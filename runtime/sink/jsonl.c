@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The JSON Lines sink: each record one JSON object on one line, in the
+ * shapes docs/audit.md documents.  Strings go through sb_json_string, so a
+ * file name or a DNS name the run chose cannot break a line or the JSON.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bpf/abi/event.h"
+#include "bpf/abi/rules.h"
+#include "runtime/dnsproxy.h"
+#include "runtime/json.h"
+#include "runtime/record.h"
+#include "runtime/sink/sink.h"
+
+static void format_time(uint64_t mono_ns, char *buf, size_t size)
+{
+	struct timespec mono, real;
+	int64_t delta, real_ns;
+	time_t secs;
+	struct tm tm;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	delta = (int64_t)mono.tv_sec * 1000000000 + mono.tv_nsec - (int64_t)mono_ns;
+	real_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec - delta;
+	secs = (time_t)(real_ns / 1000000000);
+	gmtime_r(&secs, &tm);
+	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (int)((real_ns % 1000000000) / 1000));
+}
+
+static void format_addr(const uint8_t addr[16], char *buf, size_t size)
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (!inet_ntop(memcmp(addr, mapped, 12) ? AF_INET6 : AF_INET,
+		       memcmp(addr, mapped, 12) ? addr : addr + 12, buf, (socklen_t)size))
+		snprintf(buf, size, "?");
+}
+
+static const char *protocol_name(uint32_t protocol, char *buf, size_t size)
+{
+	switch (protocol) {
+	case IPPROTO_TCP:
+		return "tcp";
+	case IPPROTO_UDP:
+		return "udp";
+	case IPPROTO_ICMP:
+		return "icmp";
+	case IPPROTO_ICMPV6:
+		return "icmpv6";
+	default:
+		snprintf(buf, size, "%u", protocol);
+		return buf;
+	}
+}
+
+static const char *rcode_name(uint8_t rcode)
+{
+	static const char *const names[] = { "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",
+					     "NOTIMP", "REFUSED" };
+
+	return rcode < sizeof(names) / sizeof(names[0]) ? names[rcode] : "OTHER";
+}
+
+/* {"seq":N,"time":"...","run_id":"...","kind":"KIND" */
+static int begin(struct strbuf *out, const struct record *rec, const char *kind)
+{
+	char when[64];
+	int r = 0;
+
+	format_time(rec->mono_ns, when, sizeof(when));
+	if (rec->seq)
+		r |= sb_printf(out, "{\"seq\":%llu,", (unsigned long long)rec->seq);
+	else
+		r |= sb_printf(out, "{");
+	r |= sb_printf(out, "\"time\":\"%s\",\"run_id\":", when);
+	r |= sb_json_string(out, rec->run_id ? rec->run_id : "", 256);
+	r |= sb_printf(out, ",\"kind\":\"%s\"", kind);
+	return r;
+}
+
+static int encode_fs(const struct record *rec, struct strbuf *out)
+{
+	const struct record_fs *fs = &rec->fs;
+	const struct tether_fs_event *ev = fs->ev;
+	int r = begin(out, rec, fs->kind);
+
+	r |= sb_printf(out, ",\"op\":\"%s\",\"path\":", fs->op);
+	r |= sb_json_string(out, fs->path, fs->path_len);
+	if (fs->path_truncated)
+		r |= sb_printf(out, ",\"path_truncated\":true");
+	if (fs->path_fs_relative)
+		r |= sb_printf(out, ",\"path_scope\":\"filesystem\"");
+	if (fs->access) {
+		static const struct {
+			uint32_t bit;
+			const char *name;
+		} rights[] = {
+			{ TETHER_ACCESS_READ, "read" },
+			{ TETHER_ACCESS_WRITE, "write" },
+			{ TETHER_ACCESS_EXEC, "exec" },
+			{ TETHER_ACCESS_CONNECT, "connect" },
+		};
+		const char *sep = "";
+
+		r |= sb_printf(out, ",\"access\":\"");
+		for (size_t i = 0; i < sizeof(rights) / sizeof(rights[0]); i++) {
+			if (fs->access & rights[i].bit) {
+				r |= sb_printf(out, "%s%s", sep, rights[i].name);
+				sep = ",";
+			}
+		}
+		r |= sb_printf(out, "\"");
+	}
+	r |= sb_printf(out, ",\"decision\":\"%s\"", record_decision_name(fs->decision));
+	if (fs->err)
+		r |= sb_printf(out, ",\"errno\":\"%s\"", record_errno_name(fs->err));
+	r |= sb_printf(out, ",\"reason\":\"%s\"", record_reason_name(fs->reason));
+	if (fs->has_rule) {
+		r |= sb_printf(out, ",\"rule\":%u", fs->rule);
+		if (fs->rule_path) {
+			r |= sb_printf(out, ",\"rule_path\":");
+			r |= sb_json_string(out, fs->rule_path, 4096);
+		}
+	}
+	r |= sb_printf(out, ",\"pid\":%u,\"tgid\":%u,\"uid\":%u,\"comm\":", ev->hdr.pid,
+		       ev->hdr.tgid, ev->uid);
+	r |= sb_json_string(out, ev->comm, sizeof(ev->comm));
+	r |= sb_printf(out, ",\"exe\":");
+	r |= sb_json_string(out, ev->exe, sizeof(ev->exe));
+	r |= sb_printf(out, ",\"cgroup_id\":%llu}", (unsigned long long)ev->hdr.cgroup_id);
+	return r ? -ENOMEM : 0;
+}
+
+static int encode_net(const struct record *rec, struct strbuf *out)
+{
+	const struct tether_net_event *ev = rec->net.ev;
+	char addr[64], proto[16];
+	int r = begin(out, rec, "net");
+
+	r |= sb_printf(out, ",\"op\":\"%s\"", rec->net.op);
+	if (ev->op == TETHER_NET_SOCKET_CREATE) {
+		r |= sb_printf(out, ",\"family\":%u,\"type\":%u,\"protocol\":%u", ev->family,
+			       ev->type, ev->protocol);
+	} else if (ev->op == TETHER_NET_SETSOCKOPT) {
+		r |= sb_printf(out, ",\"level\":%u,\"optname\":%u", ev->protocol, ev->port);
+	} else {
+		format_addr(ev->addr, addr, sizeof(addr));
+		r |= sb_printf(out, ",\"family\":\"%s\",\"protocol\":\"%s\",\"address\":\"%s\","
+			       "\"port\":%u",
+			       ev->family == 10 ? "inet6" : ev->family == 2 ? "inet" : "other",
+			       protocol_name(ev->protocol, proto, sizeof(proto)), addr, ev->port);
+	}
+	if (ev->flags & TETHER_NET_DNS_REDIRECTED)
+		r |= sb_printf(out, ",\"dns_redirected\":true");
+	if (ev->op == TETHER_NET_EGRESS_BUDGET || ev->op == TETHER_NET_PACKET)
+		r |= sb_printf(out, ",\"bytes\":%llu", (unsigned long long)ev->bytes);
+	r |= sb_printf(out, ",\"decision\":\"%s\"", record_decision_name(ev->decision));
+	if (ev->err)
+		r |= sb_printf(out, ",\"errno\":\"%s\"", record_errno_name(ev->err));
+	r |= sb_printf(out, ",\"reason\":\"%s\"", record_reason_name(ev->reason));
+	if (ev->rule_id != TETHER_RULE_NONE) {
+		uint32_t i = ev->rule_id & ~TETHER_NET_RULE_HOST;
+		bool host = ev->rule_id & TETHER_NET_RULE_HOST;
+
+		r |= sb_printf(out, host ? ",\"host_rule\":%u" : ",\"rule\":%u", i);
+		if (rec->net.rule_name) {
+			r |= sb_printf(out, host ? ",\"host\":" : ",\"rule_destination\":");
+			r |= sb_json_string(out, rec->net.rule_name, host ? 512 : 128);
+		}
+	}
+	/* packet records have no task: see struct tether_net_event */
+	if (ev->op != TETHER_NET_PACKET && ev->op != TETHER_NET_EGRESS_BUDGET) {
+		r |= sb_printf(out, ",\"pid\":%u,\"tgid\":%u,\"uid\":%u,\"comm\":", ev->hdr.pid,
+			       ev->hdr.tgid, ev->uid);
+		r |= sb_json_string(out, ev->comm, sizeof(ev->comm));
+	}
+	r |= sb_printf(out, ",\"cgroup_id\":%llu}", (unsigned long long)ev->hdr.cgroup_id);
+	return r ? -ENOMEM : 0;
+}
+
+static const char *boolean(bool b)
+{
+	return b ? "true" : "false";
+}
+
+static int encode_start(const struct record_run_start *s, struct strbuf *out)
+{
+	static const struct {
+		const char *name;
+		enum tp_limit limit;
+	} start_limits[] = {
+		{ "cpu_milli", TP_LIMIT_CPU_MILLI },
+		{ "memory_bytes", TP_LIMIT_MEMORY_BYTES },
+		{ "process_count", TP_LIMIT_PROCESS_COUNT },
+		{ "open_files", TP_LIMIT_OPEN_FILES },
+		{ "output_bytes", TP_LIMIT_OUTPUT_BYTES },
+		{ "wall_clock_ms", TP_LIMIT_WALL_CLOCK_MS },
+	};
+	int r;
+
+	r = sb_printf(out, ",\"command\":");
+	r = r ?: sb_json_string(out, s->command, 1024);
+	r = r ?: sb_printf(out, ",\"tmpdir\":");
+	r = r ?: sb_json_string(out, s->tmpdir, 4096);
+	r = r ?: sb_printf(out, ",\"cgroup_id\":%llu,\"run_slot\":%u,\"mode\":\"%s\",\"rules\":%zu,"
+			   "\"policy_digest\":\"%s\",\"unenforced\":[",
+			   (unsigned long long)s->cgroup_id, s->run_slot,
+			   s->audit_mode ? "audit" : "enforce", s->rules, s->policy_digest);
+	for (size_t i = 0; r == 0 && i < s->unenforced_count; i++) {
+		r = sb_printf(out, "%s", i ? "," : "");
+		r = r ?: sb_json_string(out, s->unenforced[i], 256);
+	}
+	r = r ?: sb_printf(out, "],\"uid\":%u,\"gid\":%u", s->uid, s->gid);
+	for (size_t i = 0; r == 0 && i < sizeof(start_limits) / sizeof(start_limits[0]); i++)
+		if (s->limits[start_limits[i].limit])
+			r = sb_printf(out, ",\"%s\":%llu", start_limits[i].name,
+				      (unsigned long long)s->limits[start_limits[i].limit]);
+	return r ?: sb_printf(out, ",\"setup_us\":%llu", (unsigned long long)s->setup_us);
+}
+
+static int encode_cleanup(const struct record_run_cleanup *c, struct strbuf *out)
+{
+	return sb_printf(out, ",\"killed\":%u,\"duration_us\":%llu,\"tree_empty\":%s,"
+			 "\"map_entries_removed\":%s,\"cgroup_removed\":%s,"
+			 "\"tmpdir_removed\":%s,\"verified\":%s",
+			 c->killed, (unsigned long long)c->duration_us, boolean(c->tree_empty),
+			 boolean(c->map_entries_removed), boolean(c->cgroup_removed),
+			 boolean(c->tmpdir_removed), boolean(c->verified));
+}
+
+static int encode_end(const struct record_run_end *e, struct strbuf *out)
+{
+	int r = sb_printf(out,
+			  ",\"exit_status\":%d,\"audit_records\":%llu,\"audit_seq_last\":%llu,"
+			  "\"audit_lost\":%llu,\"audit_malformed\":%llu,\"egress_bytes\":%llu,"
+			  "\"ingress_dropped\":%u,\"leftover_processes\":%u,"
+			  "\"cleanup_verified\":%s,\"reason\":\"%s\"",
+			  e->exit_status, (unsigned long long)e->audit_records,
+			  (unsigned long long)e->audit_seq_last, (unsigned long long)e->audit_lost,
+			  (unsigned long long)e->audit_malformed, (unsigned long long)e->egress_bytes,
+			  e->ingress_dropped, e->leftover_processes, boolean(e->cleanup_verified),
+			  e->reason);
+
+	if (!r && e->budget)
+		r = sb_printf(out, ",\"budget\":\"%s\"", e->budget);
+	if (!r && e->has_output)
+		r = sb_printf(out, ",\"output_bytes\":%llu,\"output_truncated\":%s",
+			      (unsigned long long)e->output_bytes, boolean(e->output_truncated));
+	return r;
+}
+
+static int encode_run(const struct record *rec, struct strbuf *out)
+{
+	static const char *const events[] = {
+		[RECORD_RUN_START] = "start",
+		[RECORD_RUN_OUTPUT_TRUNCATED] = "output_truncated",
+		[RECORD_RUN_CLEANUP] = "cleanup",
+		[RECORD_RUN_END] = "end",
+	};
+	const struct record_run *run = &rec->run;
+	int r = begin(out, rec, "run");
+
+	r |= sb_printf(out, ",\"event\":\"%s\"", events[run->event]);
+	if (r)
+		return -ENOMEM;
+	switch (run->event) {
+	case RECORD_RUN_START:
+		r = encode_start(&run->start, out);
+		break;
+	case RECORD_RUN_OUTPUT_TRUNCATED:
+		r = sb_printf(out, ",\"stream\":\"%s\",\"output_bytes_max\":%llu",
+			      run->truncated.stream,
+			      (unsigned long long)run->truncated.output_bytes_max);
+		break;
+	case RECORD_RUN_CLEANUP:
+		r = encode_cleanup(&run->cleanup, out);
+		break;
+	case RECORD_RUN_END:
+		r = encode_end(&run->end, out);
+		break;
+	}
+	return r ?: sb_printf(out, "}");
+}
+
+static int encode_dns(const struct record *rec, struct strbuf *out)
+{
+	static const char *const reasons[] = {
+		[DNS_EV_ALLOWED] = "listed",
+		[DNS_EV_REFUSED_NAME] = "not_listed",
+		[DNS_EV_REFUSED_ANSWER] = "rebinding",
+		[DNS_EV_UPSTREAM_FAILED] = "upstream_failed",
+		[DNS_EV_MALFORMED] = "malformed",
+		[DNS_EV_REFUSED_TYPE] = "type_refused",
+	};
+	const struct dns_event *ev = rec->dns;
+	const char *type = dns_type_name(ev->qtype);
+	char addr[64];
+	int r = begin(out, rec, "dns");
+
+	r |= sb_printf(out, ",\"name\":");
+	/* names only, never payloads: a name the parser could not read is left out */
+	if (ev->name)
+		r |= sb_json_string(out, ev->name, 256);
+	else
+		r |= sb_printf(out, "null");
+	if (type)
+		r |= sb_printf(out, ",\"qtype\":\"%s\"", type);
+	else
+		r |= sb_printf(out, ",\"qtype\":%u", ev->qtype);
+	r |= sb_printf(out, ",\"transport\":\"%s\",\"decision\":\"%s\",\"reason\":\"%s\","
+		       "\"rcode\":\"%s\"",
+		       ev->transport == IPPROTO_TCP ? "tcp" : "udp",
+		       ev->kind == DNS_EV_ALLOWED ? "allow" : "deny",
+		       (size_t)ev->kind < sizeof(reasons) / sizeof(reasons[0]) ? reasons[ev->kind]
+									     : "unknown",
+		       rcode_name(ev->rcode));
+	if (ev->kind == DNS_EV_ALLOWED) {
+		r |= sb_printf(out, ",\"answers\":[");
+		for (size_t i = 0; i < ev->addr_count; i++) {
+			format_addr(ev->addrs[i].addr, addr, sizeof(addr));
+			r |= sb_printf(out, "%s{\"address\":\"%s\",\"ttl\":%u}", i ? "," : "", addr,
+				       ev->addrs[i].ttl);
+		}
+		r |= sb_printf(out, "]");
+	}
+	if (ev->kind == DNS_EV_REFUSED_ANSWER && ev->refused_addr) {
+		format_addr(ev->refused_addr, addr, sizeof(addr));
+		r |= sb_printf(out, ",\"refused_address\":\"%s\",\"refused_class\":\"%s\"", addr,
+			       dns_addr_class_name(ev->refused_class));
+	}
+	if (ev->suspected_tunnel)
+		r |= sb_printf(out, ",\"suspected_tunnel\":true");
+	r |= sb_printf(out, "}");
+	return r ? -ENOMEM : 0;
+}
+
+int sink_jsonl_encode(const struct record *rec, struct strbuf *out)
+{
+	switch (rec->kind) {
+	case RECORD_KERNEL_FS:
+		return encode_fs(rec, out);
+	case RECORD_KERNEL_NET:
+		return encode_net(rec, out);
+	case RECORD_RUN:
+		return encode_run(rec, out);
+	case RECORD_DNS:
+		return encode_dns(rec, out);
+	}
+	return -EINVAL;
+}
+
+struct jsonl_sink {
+	struct sink sink;
+	int fd;
+	bool own_fd;
+	int error;		/* the first write error, as a negative errno */
+	struct strbuf line;	/* reused: one allocation for the stream, not per record */
+};
+
+/* The whole line, or an error: a line cut short would corrupt the next one. */
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		if (w == 0)
+			return -EIO;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int jsonl_write(struct sink *sink, const struct record *rec)
+{
+	struct jsonl_sink *s = (struct jsonl_sink *)sink;
+	int r;
+
+	s->line.len = 0;
+	r = sink_jsonl_encode(rec, &s->line);
+	r = r ?: sb_printf(&s->line, "\n");
+	r = r ?: write_all(s->fd, s->line.data, s->line.len);
+	if (r && !s->error)
+		s->error = r;
+	return r;
+}
+
+static int jsonl_flush(struct sink *sink)
+{
+	return ((struct jsonl_sink *)sink)->error;
+}
+
+static int jsonl_close(struct sink *sink)
+{
+	struct jsonl_sink *s = (struct jsonl_sink *)sink;
+	int r = s->error;
+
+	if (s->own_fd && close(s->fd) < 0 && !r)
+		r = -errno;
+	sb_free(&s->line);
+	free(s);
+	return r;
+}
+
+static const struct sink_ops jsonl_ops = {
+	.name = "jsonl",
+	.write = jsonl_write,
+	.flush = jsonl_flush,
+	.close = jsonl_close,
+};
+
+int sink_jsonl_open(int fd, bool own_fd, struct sink **out)
+{
+	struct jsonl_sink *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->sink.ops = &jsonl_ops;
+	s->fd = fd;
+	s->own_fd = own_fd;
+	*out = &s->sink;
+	return 0;
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Where records go.  A sink encodes typed records (runtime/record.h) and
+ * writes them somewhere: JSON Lines is the one sink today; syslog and OCSF
+ * are sinks to come.  Each kind of sink has its own constructor (its open)
+ * and fills struct sink_ops.
+ *
+ * A sink's state never steers a run: write() and close() report what went
+ * wrong as a negative errno, which the run counts towards its result (an
+ * audit stream that could not be written is an unverified run), and that is
+ * all.  Nothing a run decides is read from a sink.
+ */
+#ifndef TETHER_RUNTIME_SINK_H
+#define TETHER_RUNTIME_SINK_H
+
+#include <stdbool.h>
+
+struct record;
+struct sink;
+
+struct sink_ops {
+	const char *name;
+	/* One record; returns 0 or a negative errno.  The record is borrowed. */
+	int (*write)(struct sink *sink, const struct record *rec);
+	/* What write() may have buffered; returns 0 or a negative errno. */
+	int (*flush)(struct sink *sink);
+	/* Flushes, releases and frees the sink; returns the first error seen. */
+	int (*close)(struct sink *sink);
+};
+
+struct sink {
+	const struct sink_ops *ops;
+};
+
+static inline int sink_write(struct sink *sink, const struct record *rec)
+{
+	return sink->ops->write(sink, rec);
+}
+
+static inline int sink_flush(struct sink *sink)
+{
+	return sink->ops->flush(sink);
+}
+
+/* NULL is fine. */
+static inline int sink_close(struct sink *sink)
+{
+	return sink ? sink->ops->close(sink) : 0;
+}
+
+/*
+ * JSON Lines (docs/audit.md): one object per record, one line per object,
+ * written to `fd` whole, with nothing buffered across records.  With
+ * `own_fd` the sink closes fd.  Returns 0 or -ENOMEM.
+ */
+int sink_jsonl_open(int fd, bool own_fd, struct sink **out);
+
+struct strbuf;
+/* The JSON object sink_jsonl writes for `rec`, without the newline. */
+int sink_jsonl_encode(const struct record *rec, struct strbuf *out);
+
+#endif
