@@ -528,7 +528,7 @@ static void diff_limits(struct diff *diff, const struct tp_policy *old_policy,
 		tp_format_limit((enum tp_limit)i, old_value, old_text);
 		tp_format_limit((enum tp_limit)i, new_value, new_text);
 		fprintf(line(diff, widened ? WIDENED : NARROWED), "%s %s (was: %s)\n",
-			tp_limit_keys[i], new_text, old_text);
+			tp_limits[i].row.field, new_text, old_text);
 	}
 }
 

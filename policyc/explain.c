@@ -289,20 +289,6 @@ static void write_network(FILE *out, const struct tp_policy *policy)
 
 /* ---- limits ----------------------------------------------------------------- */
 
-/* What this summary calls each limit (the diff uses the envelope keys). */
-static const char *const limit_labels[TP_LIMIT_COUNT] = {
-	[TP_LIMIT_CPU_MILLI] = "cpu",
-	[TP_LIMIT_MEMORY_BYTES] = "memory",
-	[TP_LIMIT_PROCESS_COUNT] = "processes",
-	[TP_LIMIT_DISK_BYTES] = "disk",
-	[TP_LIMIT_OPEN_FILES] = "open files",
-	[TP_LIMIT_OUTPUT_BYTES] = "output",
-	[TP_LIMIT_WALL_CLOCK_MS] = "wall clock",
-	[TP_LIMIT_WORKSPACE_BYTES] = "workspace size",
-	[TP_LIMIT_EGRESS_BYTES] = "network egress",
-	[TP_LIMIT_LEASE_MS] = "lease",
-};
-
 /* "lease: 15m (not enforced)", "memory: unlimited". */
 static void write_limit(FILE *out, const struct tp_policy *policy, enum tp_limit limit)
 {
@@ -310,8 +296,9 @@ static void write_limit(FILE *out, const struct tp_policy *policy, enum tp_limit
 	char text[TP_LIMIT_TEXT_MAX];
 
 	tp_format_limit(limit, value, text);
-	fprintf(out, "  %s: %s%s\n", limit_labels[limit], text,
-		value && tp_policy_has_gap(policy, tp_limit_keys[limit]) ? " (not enforced)" : "");
+	fprintf(out, "  %s: %s%s\n", tp_limits[limit].label, text,
+		value && tp_policy_has_gap(policy, tp_limits[limit].row.field) ? " (not enforced)"
+									       : "");
 }
 
 /* ---- lifetime ---------------------------------------------------------------- */
