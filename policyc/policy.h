@@ -32,6 +32,7 @@
 #include <stdio.h>
 
 #include "bpf/abi/rules.h"
+#include "policyc/ranges.h"
 
 /* ---- diagnostics ------------------------------------------------------- */
 
@@ -112,29 +113,6 @@ struct tp_destination {
 	uint16_t port_max;
 	struct tp_pos pos;
 };
-
-/*
- * Address ranges that no broader block grants: the host itself (0.0.0.0/8,
- * 127.0.0.0/8, ::, ::1), link-local (169.254.0.0/16, fe80::/10) and the
- * cloud metadata endpoints (169.254.169.254, 100.100.100.200,
- * fd00:ec2::254).  A destination must name the range or lie inside it:
- * 0.0.0.0/0 does not reach loopback, and 169.254.0.0/16 does not reach
- * 169.254.169.254.  Mapped form, host bits zero.
- */
-struct tp_special_range {
-	uint8_t addr[16];
-	uint8_t prefixlen;
-};
-extern const struct tp_special_range tp_special_ranges[];
-extern const size_t tp_special_range_count;
-
-/* Whether block `outer` contains block `inner` (mapped form, host bits zero in both). */
-bool tp_block_contains(const uint8_t outer[16], unsigned outer_len, const uint8_t inner[16],
-		       unsigned inner_len);
-
-/* Whether a special range S lies between two blocks: inner within S, S strictly within outer. */
-bool tp_special_range_between(const uint8_t outer[16], unsigned outer_len,
-			      const uint8_t inner[16], unsigned inner_len);
 
 /* A DNS upstream: an address (mapped form as above) and a port. */
 struct tp_endpoint {

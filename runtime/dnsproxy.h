@@ -56,7 +56,7 @@ struct dns_event {
 	uint8_t rcode;		/* what the client got (MALFORMED: or would, if it had a header) */
 	bool suspected_tunnel;	/* REFUSED_NAME only: see dns_suspect_tunnel() */
 	const uint8_t *refused_addr;	/* REFUSED_ANSWER: the first offending address */
-	enum dns_addr_class refused_class;
+	enum tp_addr_class refused_class;
 };
 
 struct dns_proxy_config {
