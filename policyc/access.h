@@ -2,9 +2,9 @@
 /*
  * The names of a path rule's access rights (bpf/abi/rules.h,
  * enum tether_access), for everything that shows a mask to a person or a
- * SIEM: audit records name them, the semantic diff says them in prose.  The
- * bits that are not rights (PINNED, PROTECTED) have no name: nothing grants
- * them.
+ * SIEM: audit records name them, the semantic diff says them in prose, the
+ * summary lists the paths that have each.  The bits that are not rights
+ * (PINNED, PROTECTED) have no name: nothing grants them.
  */
 #ifndef TETHER_POLICYC_ACCESS_H
 #define TETHER_POLICYC_ACCESS_H
@@ -17,6 +17,7 @@ struct tp_access_right {
 	uint32_t bit;		/* one TETHER_ACCESS_* right */
 	const char *name;	/* "exec": a record's "access" member (docs/audit.md) */
 	const char *verb;	/* "execute": prose ("read, write and execute") */
+	const char *heading;	/* "may execute": the summary's list of paths (explain.c) */
 };
 
 /* The rights of TETHER_ACCESS_ALL in bit order: read, write, exec, connect. */

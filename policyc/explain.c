@@ -53,6 +53,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "policyc/access.h"
 #include "policyc/fields.h"
 #include "policyc/policy.h"
 #include "policyc/policyc_internal.h"
@@ -152,15 +153,7 @@ static int write_paths(FILE *out, const struct tp_policy *policy, const struct t
 
 static int write_filesystem(FILE *out, const struct tp_policy *policy)
 {
-	static const struct {
-		uint32_t bit;
-		const char *title;
-	} rights[] = {
-		{ TETHER_ACCESS_READ, "may read" },
-		{ TETHER_ACCESS_WRITE, "may write" },
-		{ TETHER_ACCESS_EXEC, "may execute" },
-		{ TETHER_ACCESS_CONNECT, "may connect to unix sockets bound in" },
-	};
+	const struct tp_access_right *rights = tp_access_rights;
 	struct tp_rule_index index;
 	_cleanup_free_ ssize_t *parent = NULL;
 	_cleanup_free_ size_t *pos = NULL;
@@ -180,8 +173,8 @@ static int write_filesystem(FILE *out, const struct tp_policy *policy)
 	for (size_t i = 0; i < index.count; i++)
 		parent[i] = tp_rule_index_parent(&index, i);
 
-	for (size_t b = 0; b < sizeof(rights) / sizeof(rights[0]); b++) {
-		r = write_paths(out, policy, &index, parent, pos, rights[b].bit, rights[b].title);
+	for (size_t b = 0; b < TP_ACCESS_RIGHT_COUNT; b++) {
+		r = write_paths(out, policy, &index, parent, pos, rights[b].bit, rights[b].heading);
 		if (r < 0)
 			goto out;
 		/* Exact write grants matter most: they also grant beneath. */
