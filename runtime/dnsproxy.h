@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The run's DNS proxy (docs: ARCHITECTURE.md, "Decisions already made" 5).
+ * The run's DNS proxy (docs/architecture.md, decision 5).
  *
  * The cgroup sock_addr hooks send every DNS packet and connection of a run
  * (port 53, whatever resolver it names) to this proxy on loopback.  A name on
