@@ -90,8 +90,9 @@ const struct tp_field_info *const tp_fields[] = {
 	    "exact grant also grants what is created beneath that path"),
 	NOW_ENFORCED("filesystem.exec", F,
 		     "BPF-LSM file_open of every file the kernel executes (binaries, #! and ELF "
-		     "interpreters), mmap_file and file_mprotect (PROT_EXEC file mappings): only where a "
-		     "rule grants EXEC; a writable path loses EXEC unless exec names it (W^X)"),
+		     "interpreters), mmap_file and file_mprotect (PROT_EXEC file mappings): only "
+		     "where a rule grants EXEC; a writable path loses EXEC unless exec names it "
+		     "(W^X)"),
 	NOW_ENFORCED("filesystem.deny", F,
 		     "BPF-LSM: a rule that grants nothing: no read, write or exec beneath it, and "
 		     "neither it nor a directory above it can be renamed or removed"),
@@ -111,9 +112,9 @@ const struct tp_field_info *const tp_fields[] = {
 		 "BPF-LSM socket_create and capable: only unix, TCP, UDP and netlink route sockets, "
 		 "and no CAP_NET_ADMIN (links, routes, qdiscs)"),
 	NOW_ENFORCED("network_egress.default", N,
-		     "cgroup connect4/6 and sendmsg4/6 refuse (EPERM) every destination no rule lists, "
-		     "loopback and link-local included, and cgroup_skb/egress drops every other packet "
-		     "of the run (ICMP, IP options, IPv6 routing headers)"),
+		     "cgroup connect4/6 and sendmsg4/6 refuse (EPERM) every destination no rule "
+		     "lists, loopback and link-local included, and cgroup_skb/egress drops every "
+		     "other packet of the run (ICMP, IP options, IPv6 routing headers)"),
 	ENFORCED("network_egress.allowed_destinations", N,
 		 "address blocks and ports per protocol in an LPM trie keyed by run, IPv4 as "
 		 "IPv4-mapped IPv6; hostnames through the run's DNS proxy"),
@@ -129,11 +130,12 @@ const struct tp_field_info *const tp_fields[] = {
 	RECORDED("identity.tenant", I, "recorded in the policy, its digest and the run record"),
 	RECORDED("identity.run_id", I, "recorded in the policy, its digest and the run record"),
 	NOW_ENFORCED("identity.uid", I,
-		     "setresuid() to the uid before exec (default 65534, nobody), with every capability "
-		     "dropped: uid 0 owns root's files and nothing more; a fresh session keyring"),
+		     "setresuid() to the uid before exec (default 65534, nobody), with every "
+		     "capability dropped: uid 0 owns root's files and nothing more; a fresh "
+		     "session keyring"),
 	NOW_ENFORCED("identity.gid", I,
-		     "setresgid() to the gid (default: the uid) and setgroups() to none before exec: "
-		     "no supplementary groups"),
+		     "setresgid() to the gid (default: the uid) and setgroups() to none before "
+		     "exec: no supplementary groups"),
 	ENFORCED("environment", I,
 		 "the run's environment is built from an allow list before exec: PATH, LANG, "
 		 "LANGUAGE, LC_*, TERM, TZ and the listed names, when the controller has them; "

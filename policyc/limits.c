@@ -18,14 +18,14 @@
 const struct tp_limit_info tp_limits[TP_LIMIT_COUNT] = {
 	[TP_LIMIT_CPU_MILLI] = {
 		ENFORCED_LIMIT("resources.cpu", R,
-			       "cgroup v2 cpu.max: the run's threads together get cpu x 100 ms of CPU "
-			       "time per 100 ms period, and are throttled past it"),
+			       "cgroup v2 cpu.max: the run's threads together get cpu x 100 ms of "
+			       "CPU time per 100 ms period, and are throttled past it"),
 		"cpu", "cpu_milli", TP_UNIT_MILLI_CPU, 10, 1024000,
 	},
 	[TP_LIMIT_MEMORY_BYTES] = {
 		ENFORCED_LIMIT("resources.memory_bytes", R,
-			       "cgroup v2 memory.max, with memory.swap.max 0 and memory.oom.group 1: "
-			       "past it the kernel reclaims, then OOM-kills the run's processes "
+			       "cgroup v2 memory.max, with memory.swap.max 0 and memory.oom.group "
+			       "1: past it the kernel reclaims, then OOM-kills the run's processes "
 			       "together; the run ends budget_exhausted"),
 		"memory", "memory_bytes", TP_UNIT_BYTES, 1ull << 20, 1ull << 50,
 	},
@@ -37,13 +37,15 @@ const struct tp_limit_info tp_limits[TP_LIMIT_COUNT] = {
 		"processes", "process_count", TP_UNIT_COUNT, 1, 4194304,
 	},
 	[TP_LIMIT_DISK_BYTES] = {
-		GAP_LIMIT("resources.disk_bytes", R, "the workspace is not a size-limited file system"),
+		GAP_LIMIT("resources.disk_bytes", R,
+			  "the workspace is not a size-limited file system"),
 		"disk", NULL, TP_UNIT_BYTES, 1ull << 20, 1ull << 50,
 	},
 	[TP_LIMIT_OPEN_FILES] = {
 		ENFORCED_LIMIT("resources.open_files", R,
-			       "RLIMIT_NOFILE, soft and hard, set before exec: opening past it fails "
-			       "with EMFILE, and without capabilities the run cannot raise it"),
+			       "RLIMIT_NOFILE, soft and hard, set before exec: opening past it "
+			       "fails with EMFILE, and without capabilities the run cannot raise "
+			       "it"),
 		"open files", "open_files", TP_UNIT_COUNT, 3, 1048576,
 	},
 	[TP_LIMIT_OUTPUT_BYTES] = {
@@ -71,7 +73,8 @@ const struct tp_limit_info tp_limits[TP_LIMIT_COUNT] = {
 		"network egress", NULL, TP_UNIT_BYTES, 1, 1ull << 50,
 	},
 	[TP_LIMIT_LEASE_MS] = {
-		GAP_LIMIT("cleanup.lease", T, "leases are not tracked by this version"),
+		GAP_LIMIT("cleanup.lease", T,
+			  "leases are not tracked by this version"),
 		"lease", NULL, TP_UNIT_MS, 1000, MONTH_MS,
 	},
 };
