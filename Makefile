@@ -170,7 +170,8 @@ fuzz-corpus:
 # confined agent, responses from the network.  Same tree and flags; findings
 # are saved as build/fuzz/dns-crash-* (dns-leak-*, dns-timeout-*).
 FUZZ_DNS_BIN  := $(FUZZ_DIR)/fuzz_dns
-FUZZ_DNS_OBJS := $(FUZZ_DIR)/obj/runtime/dns.o
+# dns.c classifies answers with policyc's special-range table (ranges.c).
+FUZZ_DNS_OBJS := $(FUZZ_DIR)/obj/runtime/dns.o $(FUZZ_DIR)/obj/policyc/ranges.o
 FUZZ_DNS_ARGS := -timeout=10 -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/dns- \
 		 $(FUZZ_DIR)/corpus-dns
 

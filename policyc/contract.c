@@ -40,9 +40,6 @@
 #define CONTRACT_MAX_BYTES (1u << 20)
 #define TASK_ID_MAX 64
 /* A relative pattern never gets shorter once resolved against the workspace. */
-/* Same range as the envelope's resources.wall_clock, which it is compared with. */
-#define WALL_CLOCK_MIN_MS 1000ull
-#define WALL_CLOCK_MAX_MS (30ull * 24 * 3600 * 1000)
 /* Room for a pattern's reason: up to three escaped excerpts and the words around them. */
 /* How many contract entries a diagnostic lists before "and N more". */
 #define LISTED_MAX 8
@@ -608,8 +605,10 @@ static int check_max_wall_clock(struct tp_schema *schema, const struct tp_schema
 	r = tp_schema_expect_kind(schema, key, value, YT_SCALAR);
 	if (r <= 0)
 		return r;
-	r = tp_parse_duration(value->scalar.text, value->scalar.len, WALL_CLOCK_MIN_MS,
-			      WALL_CLOCK_MAX_MS, &ms, why, sizeof(why));
+	/* The range of the resources.wall_clock it is compared with. */
+	r = tp_parse_duration(value->scalar.text, value->scalar.len,
+			      tp_limits[TP_LIMIT_WALL_CLOCK_MS].min,
+			      tp_limits[TP_LIMIT_WALL_CLOCK_MS].max, &ms, why, sizeof(why));
 	if (r == -EINVAL)
 		return tp_schema_invalid(schema, key, value, why);
 	if (r < 0)

@@ -12,7 +12,7 @@
  *     each protocol are a set of disjoint, non-adjacent port ranges;
  *   - what an enclosing target already allows is removed (a block inside a
  *     larger block, a name below a "*." wildcard), and a target left with
- *     nothing is dropped; except across a special range (policy.h): a block
+ *     nothing is dropped; except across a special range (ranges.h): a block
  *     in loopback, link-local or metadata keeps its ports, since the kernel
  *     side does not let the larger block reach there;
  *   - a range allowed for both protocols is one rule for both, the rest one
@@ -204,46 +204,9 @@ static bool same_target(const struct tp_destination *a, const struct tp_destinat
 	return a->prefixlen == b->prefixlen && memcmp(a->addr, b->addr, 16) == 0;
 }
 
-bool tp_block_contains(const uint8_t outer[16], unsigned outer_len, const uint8_t inner[16],
-		       unsigned inner_len)
-{
-	size_t bytes = outer_len / 8, bits = outer_len % 8;
-
-	if (inner_len < outer_len || memcmp(outer, inner, bytes) != 0)
-		return false;
-	return !bits || ((outer[bytes] ^ inner[bytes]) & (0xff00u >> bits) & 0xff) == 0;
-}
-
 static bool block_contains(const struct tp_destination *outer, const struct tp_destination *inner)
 {
 	return tp_block_contains(outer->addr, outer->prefixlen, inner->addr, inner->prefixlen);
-}
-
-const struct tp_special_range tp_special_ranges[] = {
-	{ { [10] = 0xff, [11] = 0xff, [12] = 0 }, 96 + 8 },			/* 0.0.0.0/8 */
-	{ { [10] = 0xff, [11] = 0xff, [12] = 127 }, 96 + 8 },			/* 127.0.0.0/8 */
-	{ { [10] = 0xff, [11] = 0xff, [12] = 169, [13] = 254 }, 96 + 16 },	/* 169.254.0.0/16 */
-	{ { [10] = 0xff, [11] = 0xff, [12] = 169, [13] = 254, [14] = 169, [15] = 254 }, 128 },
-	{ { [10] = 0xff, [11] = 0xff, [12] = 100, [13] = 100, [14] = 100, [15] = 200 }, 128 },
-	{ { 0 }, 128 },								/* :: */
-	{ { [15] = 1 }, 128 },							/* ::1 */
-	{ { 0xfe, 0x80 }, 10 },							/* fe80::/10 */
-	{ { 0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54 }, 128 },		/* fd00:ec2::254 */
-};
-const size_t tp_special_range_count = sizeof(tp_special_ranges) / sizeof(tp_special_ranges[0]);
-
-bool tp_special_range_between(const uint8_t outer[16], unsigned outer_len,
-			      const uint8_t inner[16], unsigned inner_len)
-{
-	for (size_t i = 0; i < tp_special_range_count; i++) {
-		const struct tp_special_range *sr = &tp_special_ranges[i];
-
-		if (sr->prefixlen > outer_len &&
-		    tp_block_contains(sr->addr, sr->prefixlen, inner, inner_len) &&
-		    tp_block_contains(outer, outer_len, sr->addr, sr->prefixlen))
-			return true;
-	}
-	return false;
 }
 
 /* Groups the sorted destinations into targets, with each protocol's ports. */

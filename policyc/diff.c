@@ -64,6 +64,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policyc/access.h"
 #include "policyc/policy.h"
 #include "policyc/policyc_internal.h"
 #include "policyc/render_internal.h"
@@ -176,24 +177,21 @@ static uint32_t access_self(const struct tp_rule_index *index, const char *path)
 
 static void write_access(FILE *out, uint32_t access)
 {
-	static const char *const names[] = { "read", "write", "execute", "connect" };
-	static const uint32_t bits[] = { TETHER_ACCESS_READ, TETHER_ACCESS_WRITE,
-					 TETHER_ACCESS_EXEC, TETHER_ACCESS_CONNECT };
 	unsigned int count = 0, total = 0;
 
-	for (int i = 0; i < 4; i++)
-		total += !!(access & bits[i]);
+	for (int i = 0; i < TP_ACCESS_RIGHT_COUNT; i++)
+		total += !!(access & tp_access_rights[i].bit);
 	if (total == 0) {
 		fputs("nothing", out);
 		return;
 	}
 	/* "read", "read and write", "read, write and execute" */
-	for (int i = 0; i < 4; i++) {
-		if (!(access & bits[i]))
+	for (int i = 0; i < TP_ACCESS_RIGHT_COUNT; i++) {
+		if (!(access & tp_access_rights[i].bit))
 			continue;
 		if (count > 0)
 			fputs(count + 1 == total ? " and " : ", ", out);
-		fputs(names[i], out);
+		fputs(tp_access_rights[i].verb, out);
 		count++;
 	}
 }
@@ -528,7 +526,7 @@ static void diff_limits(struct diff *diff, const struct tp_policy *old_policy,
 		tp_format_limit((enum tp_limit)i, old_value, old_text);
 		tp_format_limit((enum tp_limit)i, new_value, new_text);
 		fprintf(line(diff, widened ? WIDENED : NARROWED), "%s %s (was: %s)\n",
-			tp_limit_keys[i], new_text, old_text);
+			tp_limits[i].row.field, new_text, old_text);
 	}
 }
 

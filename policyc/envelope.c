@@ -166,42 +166,11 @@ static int check_digest(struct tp_schema *schema, const struct tp_schema_key *ke
 
 /* ---- limits ------------------------------------------------------------ */
 
-enum limit_syntax { SIZE, DURATION, CPU, COUNT };
-
-static const struct limit_spec {
-	enum limit_syntax syntax;
-	uint64_t min, max;
-} limit_specs[TP_LIMIT_COUNT] = {
-	[TP_LIMIT_CPU_MILLI] = { CPU, 10, 1024000 },
-	[TP_LIMIT_MEMORY_BYTES] = { SIZE, 1ull << 20, 1ull << 50 },
-	[TP_LIMIT_PROCESS_COUNT] = { COUNT, 1, 4194304 },
-	[TP_LIMIT_DISK_BYTES] = { SIZE, 1ull << 20, 1ull << 50 },
-	[TP_LIMIT_OPEN_FILES] = { COUNT, 3, 1048576 },
-	[TP_LIMIT_OUTPUT_BYTES] = { SIZE, 1, 1ull << 40 },
-	[TP_LIMIT_WALL_CLOCK_MS] = { DURATION, 1000, 30ull * 24 * 3600 * 1000 },
-	[TP_LIMIT_WORKSPACE_BYTES] = { SIZE, 1ull << 20, 1ull << 50 },
-	[TP_LIMIT_EGRESS_BYTES] = { SIZE, 1, 1ull << 50 },
-	[TP_LIMIT_LEASE_MS] = { DURATION, 1000, 30ull * 24 * 3600 * 1000 },
-};
-
-const char *const tp_limit_keys[TP_LIMIT_COUNT] = {
-	[TP_LIMIT_CPU_MILLI] = "resources.cpu",
-	[TP_LIMIT_MEMORY_BYTES] = "resources.memory_bytes",
-	[TP_LIMIT_PROCESS_COUNT] = "resources.process_count",
-	[TP_LIMIT_DISK_BYTES] = "resources.disk_bytes",
-	[TP_LIMIT_OPEN_FILES] = "resources.open_files",
-	[TP_LIMIT_OUTPUT_BYTES] = "resources.output_bytes",
-	[TP_LIMIT_WALL_CLOCK_MS] = "resources.wall_clock",
-	[TP_LIMIT_WORKSPACE_BYTES] = "filesystem.workspace.max_bytes",
-	[TP_LIMIT_EGRESS_BYTES] = "network_egress.max_bytes",
-	[TP_LIMIT_LEASE_MS] = "cleanup.lease",
-};
-
 static int check_limit(struct tp_schema *schema, const struct tp_schema_key *key,
 		       const struct yt_pair *pair)
 {
 	struct envelope_ctx *ctx = ctx_of(schema);
-	const struct limit_spec *spec = &limit_specs[key->arg];
+	const struct tp_limit_info *limit = &tp_limits[key->arg];
 	const struct yt_node *value = pair->value;
 	char why[TP_WHY_MAX];
 	uint64_t v = 0;
@@ -209,21 +178,21 @@ static int check_limit(struct tp_schema *schema, const struct tp_schema_key *key
 
 	if (r <= 0)
 		return r;
-	switch (spec->syntax) {
-	case SIZE:
-		r = tp_parse_size(value->scalar.text, value->scalar.len, spec->min, spec->max, &v,
+	switch (limit->unit) {
+	case TP_UNIT_BYTES:
+		r = tp_parse_size(value->scalar.text, value->scalar.len, limit->min, limit->max, &v,
 				  why, sizeof(why));
 		break;
-	case DURATION:
-		r = tp_parse_duration(value->scalar.text, value->scalar.len, spec->min, spec->max,
+	case TP_UNIT_MS:
+		r = tp_parse_duration(value->scalar.text, value->scalar.len, limit->min, limit->max,
 				      &v, why, sizeof(why));
 		break;
-	case CPU:
-		r = tp_parse_cpu(value->scalar.text, value->scalar.len, spec->min, spec->max, &v,
+	case TP_UNIT_MILLI_CPU:
+		r = tp_parse_cpu(value->scalar.text, value->scalar.len, limit->min, limit->max, &v,
 				 why, sizeof(why));
 		break;
-	case COUNT:
-		r = tp_parse_uint(value->scalar.text, value->scalar.len, spec->min, spec->max, &v,
+	case TP_UNIT_COUNT:
+		r = tp_parse_uint(value->scalar.text, value->scalar.len, limit->min, limit->max, &v,
 				  why, sizeof(why));
 		break;
 	}
@@ -231,9 +200,9 @@ static int check_limit(struct tp_schema *schema, const struct tp_schema_key *key
 		return tp_schema_invalid(schema, key, value, why);
 	ctx->env->limits[key->arg] = v;
 	ctx->env->limit_pos[key->arg] = tp_node_pos(pair->key);
-	if (tp_field_find(tp_limit_keys[key->arg])->status == TP_ENFORCED)
+	if (limit->row.status == TP_ENFORCED)
 		return 0;
-	return add_gap(ctx->env, tp_limit_keys[key->arg], tp_node_pos(pair->key));
+	return add_gap(ctx->env, limit->row.field, tp_node_pos(pair->key));
 }
 
 /* ---- paths ------------------------------------------------------------- */
@@ -1425,7 +1394,7 @@ static int check_acknowledged(struct tp_schema *schema, const struct tp_schema_k
 		if (item->kind == YT_SCALAR && !item->scalar.is_null &&
 		    !memchr(item->scalar.text, '\0', item->scalar.len))
 			info = tp_field_find(item->scalar.text);
-		if (info && tp_field_former_gap(info->field))
+		if (info && info->former_gap)
 			continue;	/* enforced now: nothing left to acknowledge */
 		if (!info || !info->restricts || info->status != TP_NOT_ENFORCED) {
 			if (item->kind == YT_SCALAR)

@@ -53,6 +53,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "policyc/access.h"
 #include "policyc/fields.h"
 #include "policyc/policy.h"
 #include "policyc/policyc_internal.h"
@@ -152,15 +153,7 @@ static int write_paths(FILE *out, const struct tp_policy *policy, const struct t
 
 static int write_filesystem(FILE *out, const struct tp_policy *policy)
 {
-	static const struct {
-		uint32_t bit;
-		const char *title;
-	} rights[] = {
-		{ TETHER_ACCESS_READ, "may read" },
-		{ TETHER_ACCESS_WRITE, "may write" },
-		{ TETHER_ACCESS_EXEC, "may execute" },
-		{ TETHER_ACCESS_CONNECT, "may connect to unix sockets bound in" },
-	};
+	const struct tp_access_right *rights = tp_access_rights;
 	struct tp_rule_index index;
 	_cleanup_free_ ssize_t *parent = NULL;
 	_cleanup_free_ size_t *pos = NULL;
@@ -180,8 +173,8 @@ static int write_filesystem(FILE *out, const struct tp_policy *policy)
 	for (size_t i = 0; i < index.count; i++)
 		parent[i] = tp_rule_index_parent(&index, i);
 
-	for (size_t b = 0; b < sizeof(rights) / sizeof(rights[0]); b++) {
-		r = write_paths(out, policy, &index, parent, pos, rights[b].bit, rights[b].title);
+	for (size_t b = 0; b < TP_ACCESS_RIGHT_COUNT; b++) {
+		r = write_paths(out, policy, &index, parent, pos, rights[b].bit, rights[b].heading);
 		if (r < 0)
 			goto out;
 		/* Exact write grants matter most: they also grant beneath. */
@@ -289,20 +282,6 @@ static void write_network(FILE *out, const struct tp_policy *policy)
 
 /* ---- limits ----------------------------------------------------------------- */
 
-/* What this summary calls each limit (the diff uses the envelope keys). */
-static const char *const limit_labels[TP_LIMIT_COUNT] = {
-	[TP_LIMIT_CPU_MILLI] = "cpu",
-	[TP_LIMIT_MEMORY_BYTES] = "memory",
-	[TP_LIMIT_PROCESS_COUNT] = "processes",
-	[TP_LIMIT_DISK_BYTES] = "disk",
-	[TP_LIMIT_OPEN_FILES] = "open files",
-	[TP_LIMIT_OUTPUT_BYTES] = "output",
-	[TP_LIMIT_WALL_CLOCK_MS] = "wall clock",
-	[TP_LIMIT_WORKSPACE_BYTES] = "workspace size",
-	[TP_LIMIT_EGRESS_BYTES] = "network egress",
-	[TP_LIMIT_LEASE_MS] = "lease",
-};
-
 /* "lease: 15m (not enforced)", "memory: unlimited". */
 static void write_limit(FILE *out, const struct tp_policy *policy, enum tp_limit limit)
 {
@@ -310,8 +289,9 @@ static void write_limit(FILE *out, const struct tp_policy *policy, enum tp_limit
 	char text[TP_LIMIT_TEXT_MAX];
 
 	tp_format_limit(limit, value, text);
-	fprintf(out, "  %s: %s%s\n", limit_labels[limit], text,
-		value && tp_policy_has_gap(policy, tp_limit_keys[limit]) ? " (not enforced)" : "");
+	fprintf(out, "  %s: %s%s\n", tp_limits[limit].label, text,
+		value && tp_policy_has_gap(policy, tp_limits[limit].row.field) ? " (not enforced)"
+									       : "");
 }
 
 /* ---- lifetime ---------------------------------------------------------------- */

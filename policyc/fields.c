@@ -24,12 +24,18 @@ const char *const tp_term_names[TP_TERM_COUNT] = {
 	[TP_TERM_C] = "control plane, audit and configuration",
 };
 
-#define ENFORCED(f, t, m) { f, TP_TERM_##t, TP_ENFORCED, false, m }
-#define RECORDED(f, t, m) { f, TP_TERM_##t, TP_RECORDED, false, m }
-#define GAP(f, t, m) { f, TP_TERM_##t, TP_NOT_ENFORCED, true, m }
-#define NOT_ENFORCED(f, t, m) { f, TP_TERM_##t, TP_NOT_ENFORCED, false, m }
+#define ROW(f, t, status, restricts, former_gap, m) \
+	(&(const struct tp_field_info){ f, TP_TERM_##t, status, restricts, former_gap, m })
+#define ENFORCED(f, t, m) ROW(f, t, TP_ENFORCED, false, false, m)
+/* Enforced now, a gap of an earlier version (tp_field_info.former_gap). */
+#define NOW_ENFORCED(f, t, m) ROW(f, t, TP_ENFORCED, false, true, m)
+#define RECORDED(f, t, m) ROW(f, t, TP_RECORDED, false, false, m)
+#define GAP(f, t, m) ROW(f, t, TP_NOT_ENFORCED, true, false, m)
+#define NOT_ENFORCED(f, t, m) ROW(f, t, TP_NOT_ENFORCED, false, false, m)
+/* A limit's row lives with the rest of what tether knows about it (limits.c). */
+#define LIMIT(l) (&tp_limits[TP_LIMIT_##l].row)
 
-const struct tp_field_info tp_fields[] = {
+const struct tp_field_info *const tp_fields[] = {
 	/* K */
 	ENFORCED("@syscalls", K,
 		 "seccomp filter (x86-64): the new mount API (fsopen, fsconfig, fsmount, "
@@ -82,13 +88,14 @@ const struct tp_field_info tp_fields[] = {
 	GAP("filesystem.exact_paths", F,
 	    "kernel path rules in this version cover a path and everything beneath it, so an "
 	    "exact grant also grants what is created beneath that path"),
-	ENFORCED("filesystem.exec", F,
-		 "BPF-LSM file_open of every file the kernel executes (binaries, #! and ELF "
-		 "interpreters), mmap_file and file_mprotect (PROT_EXEC file mappings): only where a "
-		 "rule grants EXEC; a writable path loses EXEC unless exec names it (W^X)"),
-	ENFORCED("filesystem.deny", F,
-		 "BPF-LSM: a rule that grants nothing: no read, write or exec beneath it, and "
-		 "neither it nor a directory above it can be renamed or removed"),
+	NOW_ENFORCED("filesystem.exec", F,
+		     "BPF-LSM file_open of every file the kernel executes (binaries, #! and ELF "
+		     "interpreters), mmap_file and file_mprotect (PROT_EXEC file mappings): only "
+		     "where a rule grants EXEC; a writable path loses EXEC unless exec names it "
+		     "(W^X)"),
+	NOW_ENFORCED("filesystem.deny", F,
+		     "BPF-LSM: a rule that grants nothing: no read, write or exec beneath it, and "
+		     "neither it nor a directory above it can be renamed or removed"),
 	ENFORCED("filesystem.connect", F,
 		 "BPF-LSM unix_stream_connect and unix_may_send: a unix socket of a process outside "
 		 "the run is reachable only at a path a connect entry grants, wherever the run may "
@@ -104,10 +111,10 @@ const struct tp_field_info tp_fields[] = {
 	ENFORCED("@socket_families", N,
 		 "BPF-LSM socket_create and capable: only unix, TCP, UDP and netlink route sockets, "
 		 "and no CAP_NET_ADMIN (links, routes, qdiscs)"),
-	ENFORCED("network_egress.default", N,
-		 "cgroup connect4/6 and sendmsg4/6 refuse (EPERM) every destination no rule lists, "
-		 "loopback and link-local included, and cgroup_skb/egress drops every other packet "
-		 "of the run (ICMP, IP options, IPv6 routing headers)"),
+	NOW_ENFORCED("network_egress.default", N,
+		     "cgroup connect4/6 and sendmsg4/6 refuse (EPERM) every destination no rule "
+		     "lists, loopback and link-local included, and cgroup_skb/egress drops every "
+		     "other packet of the run (ICMP, IP options, IPv6 routing headers)"),
 	ENFORCED("network_egress.allowed_destinations", N,
 		 "address blocks and ports per protocol in an LPM trie keyed by run, IPv4 as "
 		 "IPv4-mapped IPv6; hostnames through the run's DNS proxy"),
@@ -118,18 +125,17 @@ const struct tp_field_info tp_fields[] = {
 		 "them, link-local and metadata answers always"),
 	GAP("network_egress.methods", N,
 	    "HTTP methods need an HTTP-aware proxy; tether filters addresses and ports only"),
-	ENFORCED("network_egress.max_bytes", N,
-		 "cgroup_skb/egress counts the run's packets and drops them past the cap; the "
-		 "controller ends the run (budget_exhausted)"),
+	LIMIT(EGRESS_BYTES),
 	/* I */
 	RECORDED("identity.tenant", I, "recorded in the policy, its digest and the run record"),
 	RECORDED("identity.run_id", I, "recorded in the policy, its digest and the run record"),
-	ENFORCED("identity.uid", I,
-		 "setresuid() to the uid before exec (default 65534, nobody), with every capability "
-		 "dropped: uid 0 owns root's files and nothing more; a fresh session keyring"),
-	ENFORCED("identity.gid", I,
-		 "setresgid() to the gid (default: the uid) and setgroups() to none before exec: "
-		 "no supplementary groups"),
+	NOW_ENFORCED("identity.uid", I,
+		     "setresuid() to the uid before exec (default 65534, nobody), with every "
+		     "capability dropped: uid 0 owns root's files and nothing more; a fresh "
+		     "session keyring"),
+	NOW_ENFORCED("identity.gid", I,
+		     "setresgid() to the gid (default: the uid) and setgroups() to none before "
+		     "exec: no supplementary groups"),
 	ENFORCED("environment", I,
 		 "the run's environment is built from an allow list before exec: PATH, LANG, "
 		 "LANGUAGE, LC_*, TERM, TZ and the listed names, when the controller has them; "
@@ -138,34 +144,19 @@ const struct tp_field_info tp_fields[] = {
 	GAP("cleanup.revoke_credentials", I,
 	    "tether issues no credentials and cannot revoke ones the run obtained"),
 	/* R */
-	ENFORCED("resources.cpu", R,
-		 "cgroup v2 cpu.max: the run's threads together get cpu x 100 ms of CPU time per "
-		 "100 ms period, and are throttled past it"),
-	ENFORCED("resources.memory_bytes", R,
-		 "cgroup v2 memory.max, with memory.swap.max 0 and memory.oom.group 1: past it the "
-		 "kernel reclaims, then OOM-kills the run's processes together; the run ends "
-		 "budget_exhausted"),
-	ENFORCED("resources.process_count", R,
-		 "cgroup v2 pids.max (threads count): fork, clone and pthread_create fail with "
-		 "EAGAIN at the limit; a run that keeps hitting it ends budget_exhausted"),
-	GAP("resources.disk_bytes", R, "the workspace is not a size-limited file system"),
-	ENFORCED("resources.open_files", R,
-		 "RLIMIT_NOFILE, soft and hard, set before exec: opening past it fails with EMFILE, "
-		 "and without capabilities the run cannot raise it"),
-	ENFORCED("resources.output_bytes", R,
-		 "the controller reads the run's stdout and stderr through pipes and keeps the "
-		 "first output_bytes of them; past that it records the truncation and ends the run "
-		 "(budget_exhausted)"),
-	ENFORCED("resources.wall_clock", R,
-		 "the controller's timer writes cgroup.kill when it expires, killing every process "
-		 "of the run at once; the run ends timed_out"),
-	GAP("filesystem.workspace.max_bytes", R,
-	    "the workspace is not a size-limited file system"),
+	LIMIT(CPU_MILLI),
+	LIMIT(MEMORY_BYTES),
+	LIMIT(PROCESS_COUNT),
+	LIMIT(DISK_BYTES),
+	LIMIT(OPEN_FILES),
+	LIMIT(OUTPUT_BYTES),
+	LIMIT(WALL_CLOCK_MS),
+	LIMIT(WORKSPACE_BYTES),
 	/* T */
 	ENFORCED("cleanup.verify_process_tree", T,
 		 "cgroup.kill, then cgroup.events must read populated 0 before the run's cgroup "
 		 "and map entries are removed; a tree that does not empty is reported"),
-	GAP("cleanup.lease", T, "leases are not tracked by this version"),
+	LIMIT(LEASE_MS),
 	GAP("filesystem.workspace.mode", T,
 	    "fresh and fresh_overlay workspaces are not created by this version; the directory "
 	    "at path is used as it is"),
@@ -187,29 +178,14 @@ const struct tp_field_info tp_fields[] = {
 		 "records allowed write operations and execs as well as denials"),
 	GAP("audit.fail_closed", C,
 	    "an allowed action whose record cannot be written is not denied by this version"),
-	{ 0 },
+	NULL,
 };
-
-bool tp_field_former_gap(const char *field)
-{
-	static const char *const former[] = {
-		"filesystem.exec", "filesystem.deny", "network_egress.default",
-		"network_egress.max_bytes", "identity.uid", "identity.gid", "resources.cpu",
-		"resources.memory_bytes", "resources.process_count", "resources.open_files",
-		"resources.output_bytes", "resources.wall_clock",
-	};
-
-	for (size_t i = 0; i < sizeof(former) / sizeof(former[0]); i++)
-		if (strcmp(former[i], field) == 0)
-			return true;
-	return false;
-}
 
 const struct tp_field_info *tp_field_find(const char *field)
 {
-	for (const struct tp_field_info *f = tp_fields; f->field; f++)
-		if (strcmp(f->field, field) == 0)
-			return f;
+	for (const struct tp_field_info *const *row = tp_fields; *row; row++)
+		if (strcmp((*row)->field, field) == 0)
+			return *row;
 	return NULL;
 }
 
@@ -261,7 +237,7 @@ int tp_policy_check_gaps(const struct tp_policy *policy, char *why, size_t why_l
 	/* Limits; those this version enforces pass below. */
 	for (size_t i = 0; i < TP_LIMIT_COUNT; i++)
 		if (policy->limits[i])
-			needed[n++] = tp_limit_keys[i];
+			needed[n++] = tp_limits[i].row.field;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct tp_field_info *info = tp_field_find(needed[i]);

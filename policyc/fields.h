@@ -24,45 +24,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The terms of G = K ∧ P ∧ F ∧ N ∧ I ∧ R ∧ T ∧ C (seed 000, "Specify the sandbox"). */
-enum tp_term {
-	TP_TERM_K,	/* kernel / system-call boundary */
-	TP_TERM_P,	/* process, user, IPC and tenant isolation */
-	TP_TERM_F,	/* filesystem, mount, device and artifact isolation */
-	TP_TERM_N,	/* ingress and network egress policy */
-	TP_TERM_I,	/* workload identity and credential authority */
-	TP_TERM_R,	/* resource control */
-	TP_TERM_T,	/* workspace lifetime, persistence, cleanup, remanence */
-	TP_TERM_C,	/* control-plane integrity, audit, configuration */
-	TP_TERM_COUNT
-};
+#include "policyc/policy.h"
 
-enum tp_status {
-	TP_ENFORCED,
-	TP_RECORDED,
-	TP_NOT_ENFORCED,
-};
-
-struct tp_field_info {
-	const char *field;	/* below "sandbox", dotted; NULL ends the table.  Rows
-				 * whose name starts with '@' are built-in guarantees,
-				 * not envelope keys */
-	enum tp_term term;
-	enum tp_status status;
-	bool restricts;		/* NOT_ENFORCED only: setting it is a gap */
-	const char *mechanism;	/* what enforces it, or why nothing does */
-};
-
-extern const struct tp_field_info tp_fields[];
+/*
+ * Every row, NULL-terminated, grouped by term in the order the report lists
+ * them.  A limit's row is its entry of tp_limits (policy.h), so a limit's
+ * key and enforcement text are written once.  The row types are in policy.h.
+ */
+extern const struct tp_field_info *const tp_fields[];
 extern const char tp_term_letters[TP_TERM_COUNT];	/* "KPFNIRTC" */
 extern const char *const tp_term_names[TP_TERM_COUNT];
 
-/*
- * Whether `field` was a gap of an earlier version and is enforced now: an
- * envelope may still acknowledge it, and the acknowledgement is dropped, so
- * envelopes written for the earlier version keep compiling.
- */
-bool tp_field_former_gap(const char *field);
 /* The row of `field` (exact name), or NULL. */
 const struct tp_field_info *tp_field_find(const char *field);
 

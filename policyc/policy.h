@@ -32,6 +32,7 @@
 #include <stdio.h>
 
 #include "bpf/abi/rules.h"
+#include "policyc/ranges.h"
 
 /* ---- diagnostics ------------------------------------------------------- */
 
@@ -113,29 +114,6 @@ struct tp_destination {
 	struct tp_pos pos;
 };
 
-/*
- * Address ranges that no broader block grants: the host itself (0.0.0.0/8,
- * 127.0.0.0/8, ::, ::1), link-local (169.254.0.0/16, fe80::/10) and the
- * cloud metadata endpoints (169.254.169.254, 100.100.100.200,
- * fd00:ec2::254).  A destination must name the range or lie inside it:
- * 0.0.0.0/0 does not reach loopback, and 169.254.0.0/16 does not reach
- * 169.254.169.254.  Mapped form, host bits zero.
- */
-struct tp_special_range {
-	uint8_t addr[16];
-	uint8_t prefixlen;
-};
-extern const struct tp_special_range tp_special_ranges[];
-extern const size_t tp_special_range_count;
-
-/* Whether block `outer` contains block `inner` (mapped form, host bits zero in both). */
-bool tp_block_contains(const uint8_t outer[16], unsigned outer_len, const uint8_t inner[16],
-		       unsigned inner_len);
-
-/* Whether a special range S lies between two blocks: inner within S, S strictly within outer. */
-bool tp_special_range_between(const uint8_t outer[16], unsigned outer_len,
-			      const uint8_t inner[16], unsigned inner_len);
-
 /* A DNS upstream: an address (mapped form as above) and a port. */
 struct tp_endpoint {
 	uint8_t addr[16];
@@ -162,8 +140,65 @@ enum tp_limit {
 	TP_LIMIT_COUNT
 };
 
-/* "resources.cpu", ...: the envelope key of each limit. */
-extern const char *const tp_limit_keys[TP_LIMIT_COUNT];
+/*
+ * The terms of G = K ∧ P ∧ F ∧ N ∧ I ∧ R ∧ T ∧ C (seed 000, "Specify the
+ * sandbox") and a field's enforcement status: see policyc/fields.h, whose
+ * table holds a row like this for every field (limits hold theirs below).
+ */
+enum tp_term {
+	TP_TERM_K,	/* kernel / system-call boundary */
+	TP_TERM_P,	/* process, user, IPC and tenant isolation */
+	TP_TERM_F,	/* filesystem, mount, device and artifact isolation */
+	TP_TERM_N,	/* ingress and network egress policy */
+	TP_TERM_I,	/* workload identity and credential authority */
+	TP_TERM_R,	/* resource control */
+	TP_TERM_T,	/* workspace lifetime, persistence, cleanup, remanence */
+	TP_TERM_C,	/* control-plane integrity, audit, configuration */
+	TP_TERM_COUNT
+};
+
+enum tp_status {
+	TP_ENFORCED,
+	TP_RECORDED,
+	TP_NOT_ENFORCED,
+};
+
+struct tp_field_info {
+	const char *field;	/* below "sandbox", dotted.  Rows whose name starts
+				 * with '@' are built-in guarantees, not envelope keys */
+	enum tp_term term;
+	enum tp_status status;
+	bool restricts;		/* NOT_ENFORCED only: setting it is a gap */
+	bool former_gap;	/* ENFORCED only: an earlier version left it a gap, so
+				 * an envelope may still acknowledge it (dropped) */
+	const char *mechanism;	/* what enforces it, or why nothing does */
+};
+
+/* How a limit is written in the envelope and the unit it is held in. */
+enum tp_limit_unit {
+	TP_UNIT_BYTES,		/* a size ("512MiB", "2GB", "4096"), in bytes */
+	TP_UNIT_MILLI_CPU,	/* CPUs ("0.5", "2", "500m"), in milli-CPUs */
+	TP_UNIT_COUNT,		/* a plain decimal integer */
+	TP_UNIT_MS,		/* a duration ("90s", "1h30m"), in milliseconds */
+};
+
+/*
+ * Everything tether knows about one limit, in one place: the schema checks
+ * `unit`, `min` and `max`; the compiler's gap check, the guarantee report and
+ * the enforcement table read `row`; explain prints `label`; diff prints the
+ * key; the run names it `record_name` in its start record.
+ */
+struct tp_limit_info {
+	struct tp_field_info row;	/* row.field is the envelope key ("resources.cpu") */
+	const char *label;		/* what the summary calls it: "cpu", "memory" */
+	const char *record_name;	/* its member of the run's start record ("cpu_milli"),
+					 * NULL where the start record does not name it */
+	enum tp_limit_unit unit;
+	uint64_t min, max;		/* the range an envelope may set, in `unit` */
+};
+
+/* Indexed by enum tp_limit. */
+extern const struct tp_limit_info tp_limits[TP_LIMIT_COUNT];
 
 /* identity.uid and identity.gid: 65534 ("nobody") by default, at most TP_ID_MAX
  * ((uid_t)-1 means "unchanged" to setresuid and is refused). */

@@ -201,33 +201,23 @@ void tp_write_net_rule(FILE *out, const struct tp_net_rule *net)
 
 /* ---- limits ---------------------------------------------------------------- */
 
-enum limit_unit { UNIT_CPU, UNIT_BYTES, UNIT_COUNT, UNIT_MS };
-
-static const enum limit_unit limit_units[TP_LIMIT_COUNT] = {
-	[TP_LIMIT_CPU_MILLI] = UNIT_CPU,	[TP_LIMIT_MEMORY_BYTES] = UNIT_BYTES,
-	[TP_LIMIT_PROCESS_COUNT] = UNIT_COUNT,	[TP_LIMIT_DISK_BYTES] = UNIT_BYTES,
-	[TP_LIMIT_OPEN_FILES] = UNIT_COUNT,	[TP_LIMIT_OUTPUT_BYTES] = UNIT_BYTES,
-	[TP_LIMIT_WALL_CLOCK_MS] = UNIT_MS,	[TP_LIMIT_WORKSPACE_BYTES] = UNIT_BYTES,
-	[TP_LIMIT_EGRESS_BYTES] = UNIT_BYTES,	[TP_LIMIT_LEASE_MS] = UNIT_MS,
-};
-
 void tp_format_limit(enum tp_limit limit, uint64_t value, char text[TP_LIMIT_TEXT_MAX])
 {
 	if (value == 0) {
 		snprintf(text, TP_LIMIT_TEXT_MAX, "unlimited");
 		return;
 	}
-	switch (limit_units[limit]) {
-	case UNIT_CPU:
+	switch (tp_limits[limit].unit) {
+	case TP_UNIT_MILLI_CPU:
 		tp_format_cpu(value, text);
 		break;
-	case UNIT_BYTES:
+	case TP_UNIT_BYTES:
 		tp_format_size(value, text);
 		break;
-	case UNIT_COUNT:
+	case TP_UNIT_COUNT:
 		snprintf(text, TP_LIMIT_TEXT_MAX, "%" PRIu64, value);
 		break;
-	case UNIT_MS:
+	case TP_UNIT_MS:
 		tp_format_duration(value, text);
 		break;
 	}

@@ -126,7 +126,7 @@ static bool row_applies(const struct tp_policy *policy, const struct tp_field_in
 		       policy->dns_ttl_max_s != DNS_TTL_MAX_DEFAULT_S;
 	/* A limit that is not set is unlimited: nothing to enforce. */
 	for (int i = 0; i < TP_LIMIT_COUNT; i++)
-		if (!strcmp(f, tp_limit_keys[i]))
+		if (row == &tp_limits[i].row)
 			return policy->limits[i] != 0;
 	if (!strcmp(f, "identity.tenant"))
 		return policy->tenant != NULL;
@@ -220,7 +220,8 @@ int tp_report_write(const struct tp_policy *policy, FILE *out)
 
 		verdicts[t] = TERM_NOT_CLAIMED;
 		fprintf(out, "%c: %s\n", tp_term_letters[t], tp_term_names[t]);
-		for (const struct tp_field_info *row = tp_fields; row->field; row++) {
+		for (const struct tp_field_info *const *rows = tp_fields; *rows; rows++) {
+			const struct tp_field_info *row = *rows;
 			const char *mechanism;
 			enum tp_status status;
 			bool acknowledged;
@@ -253,7 +254,8 @@ int tp_report_write(const struct tp_policy *policy, FILE *out)
 		fputc('\n', out);
 	}
 
-	for (const struct tp_field_info *row = tp_fields; row->field; row++) {
+	for (const struct tp_field_info *const *rows = tp_fields; *rows; rows++) {
+		const struct tp_field_info *row = *rows;
 		const char *mechanism;
 
 		if (row->restricts || !row_applies(policy, row) ||

@@ -553,33 +553,13 @@ bool dns_name_matches(const char *pattern, const char *name)
 	return pn == nn && span_eq_nocase(pattern, name, nn);
 }
 
-static bool v4_in(const uint8_t *v4, uint32_t net, unsigned prefixlen)
+/* An IPv4 address carried inside IPv6, judged as the IPv4 address it names. */
+static enum tp_addr_class classify_v4(const uint8_t *v4)
 {
-	uint32_t a = get32(v4);
-	uint32_t mask = prefixlen ? ~0u << (32 - prefixlen) : 0;
+	uint8_t mapped[16] = { [10] = 0xff, [11] = 0xff };
 
-	return (a & mask) == (net & mask);
-}
-
-#define V4(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
-
-static enum dns_addr_class classify_v4(const uint8_t *v4)
-{
-	if (v4_in(v4, V4(169, 254, 169, 254), 32) || v4_in(v4, V4(100, 100, 100, 200), 32))
-		return DNS_ADDR_METADATA;
-	if (v4_in(v4, V4(0, 0, 0, 0), 8))
-		return DNS_ADDR_UNSPECIFIED;
-	if (v4_in(v4, V4(127, 0, 0, 0), 8))
-		return DNS_ADDR_LOOPBACK;
-	if (v4_in(v4, V4(169, 254, 0, 0), 16))
-		return DNS_ADDR_LINK_LOCAL;
-	if (v4_in(v4, V4(10, 0, 0, 0), 8) || v4_in(v4, V4(172, 16, 0, 0), 12) ||
-	    v4_in(v4, V4(192, 168, 0, 0), 16) || v4_in(v4, V4(100, 64, 0, 0), 10))
-		return DNS_ADDR_PRIVATE;
-	/* 224/4 multicast and 240/4 reserved, 255.255.255.255 among them. */
-	if (v4[0] >= 224)
-		return DNS_ADDR_MULTICAST;
-	return DNS_ADDR_PUBLIC;
+	memcpy(mapped + 12, v4, 4);
+	return tp_addr_range_class(mapped);
 }
 
 static bool all_zero(const uint8_t *p, size_t n)
@@ -590,18 +570,16 @@ static bool all_zero(const uint8_t *p, size_t n)
 	return true;
 }
 
-enum dns_addr_class dns_classify(const uint8_t addr[16])
+enum tp_addr_class dns_classify(const uint8_t addr[16])
 {
-	/* fd00:ec2::254 */
-	static const uint8_t ec2_metadata[16] = { 0xfd, 0, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54 };
 	static const uint8_t nat64[12] = { 0x00, 0x64, 0xff, 0x9b };
 
-	/* ::ffff:a.b.c.d: the kernel sends it to a.b.c.d. */
+	/* ::ffff:a.b.c.d (the kernel sends it to a.b.c.d), ::, ::1: the table's own forms. */
 	if (all_zero(addr, 10) && addr[10] == 0xff && addr[11] == 0xff)
-		return classify_v4(addr + 12);
+		return tp_addr_range_class(addr);
 	if (all_zero(addr, 12)) {
 		if (all_zero(addr + 12, 3) && addr[15] <= 1)
-			return addr[15] ? DNS_ADDR_LOOPBACK : DNS_ADDR_UNSPECIFIED;
+			return tp_addr_range_class(addr);
 		/* ::a.b.c.d (IPv4-compatible, deprecated): judged by the IPv4 address it names. */
 		return classify_v4(addr + 12);
 	}
@@ -609,39 +587,30 @@ enum dns_addr_class dns_classify(const uint8_t addr[16])
 	if (memcmp(addr, nat64, 12) == 0)
 		return classify_v4(addr + 12);
 	if (addr[0] == 0x20 && addr[1] == 0x02) {
-		enum dns_addr_class c = classify_v4(addr + 2);
+		enum tp_addr_class c = classify_v4(addr + 2);
 
-		if (c != DNS_ADDR_PUBLIC)
+		if (c != TP_ADDR_PUBLIC)
 			return c;
 	}
-	if (memcmp(addr, ec2_metadata, 16) == 0)
-		return DNS_ADDR_METADATA;
-	if (addr[0] == 0xff)
-		return DNS_ADDR_MULTICAST;
-	if (addr[0] == 0xfe && (addr[1] & 0xc0) == 0x80)
-		return DNS_ADDR_LINK_LOCAL;
-	/* fc00::/7 unique local, and fec0::/10, deprecated site-local but still private. */
-	if ((addr[0] & 0xfe) == 0xfc || (addr[0] == 0xfe && (addr[1] & 0xc0) == 0xc0))
-		return DNS_ADDR_PRIVATE;
-	return DNS_ADDR_PUBLIC;
+	return tp_addr_range_class(addr);
 }
 
-const char *dns_addr_class_name(enum dns_addr_class c)
+const char *dns_addr_class_name(enum tp_addr_class c)
 {
 	switch (c) {
-	case DNS_ADDR_PUBLIC:
+	case TP_ADDR_PUBLIC:
 		return "public";
-	case DNS_ADDR_LOOPBACK:
+	case TP_ADDR_LOOPBACK:
 		return "loopback";
-	case DNS_ADDR_PRIVATE:
+	case TP_ADDR_PRIVATE:
 		return "private";
-	case DNS_ADDR_LINK_LOCAL:
+	case TP_ADDR_LINK_LOCAL:
 		return "link-local";
-	case DNS_ADDR_METADATA:
+	case TP_ADDR_METADATA:
 		return "metadata";
-	case DNS_ADDR_UNSPECIFIED:
+	case TP_ADDR_UNSPECIFIED:
 		return "unspecified";
-	case DNS_ADDR_MULTICAST:
+	case TP_ADDR_MULTICAST:
 		return "multicast";
 	}
 	return "unknown";

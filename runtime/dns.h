@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "policyc/ranges.h"
+
 #define DNS_NAME_MAX 253	/* text form, no trailing dot */
 #define DNS_HEADER_LEN 12
 #define DNS_UDP_MIN 512		/* what a client without EDNS accepts over UDP */
@@ -135,24 +137,16 @@ size_t dns_build_reply(const uint8_t *query, const struct dns_question *q, uint8
  */
 bool dns_name_matches(const char *pattern, const char *name);
 
-enum dns_addr_class {
-	DNS_ADDR_PUBLIC,
-	DNS_ADDR_LOOPBACK,	/* 127/8, ::1 */
-	DNS_ADDR_PRIVATE,	/* 10/8 172.16/12 192.168/16 100.64/10 fc00::/7 fec0::/10 */
-	DNS_ADDR_LINK_LOCAL,	/* 169.254/16 fe80::/10 */
-	DNS_ADDR_METADATA,	/* 169.254.169.254, fd00:ec2::254, 100.100.100.200 */
-	DNS_ADDR_UNSPECIFIED,	/* 0.0.0.0/8, :: */
-	DNS_ADDR_MULTICAST,	/* 224/4, 240/4 (broadcast included), ff00::/8 */
-};
-
 /*
- * Metadata wins over link-local and private.  IPv6 forms that carry an IPv4
- * address a host or gateway may reach it by are classified by that address:
+ * The class of an answer's address, from the special-range table
+ * (policyc/ranges.h): metadata wins over link-local and private.  IPv6
+ * forms that carry an IPv4 address a host or gateway may reach it by are
+ * classified by that address:
  * IPv4-mapped ::ffff:0:0/96, IPv4-compatible ::/96 (beyond :: and ::1), the
  * NAT64 well-known prefix 64:ff9b::/96 and 6to4 2002::/16.
  */
-enum dns_addr_class dns_classify(const uint8_t addr[16]);
-const char *dns_addr_class_name(enum dns_addr_class c);	/* "public", "loopback", ... */
+enum tp_addr_class dns_classify(const uint8_t addr[16]);
+const char *dns_addr_class_name(enum tp_addr_class c);	/* "public", "loopback", ... */
 
 /*
  * A name that looks like data smuggled out through DNS: a label of 40 bytes

@@ -438,20 +438,20 @@ static void attempt_fail(struct dns_proxy *p, struct pending *pq)
 struct rebind_check {
 	struct dns_proxy *p;
 	uint8_t addr[16];
-	enum dns_addr_class cls;
+	enum tp_addr_class cls;
 };
 
 static int rebind_check_addr(void *ctx, const uint8_t addr[16], uint32_t ttl)
 {
 	struct rebind_check *rc = ctx;
-	enum dns_addr_class cls = dns_classify(addr);
+	enum tp_addr_class cls = dns_classify(addr);
 	const struct dns_proxy_config *cfg = &rc->p->cfg;
 
 	switch (cls) {
-	case DNS_ADDR_PUBLIC:
+	case TP_ADDR_PUBLIC:
 		return 0;
-	case DNS_ADDR_LINK_LOCAL:
-	case DNS_ADDR_METADATA:
+	case TP_ADDR_LINK_LOCAL:
+	case TP_ADDR_METADATA:
 		break;	/* never: metadata is not reached through a name */
 	default:
 		if (cfg->range_allowed && cfg->range_allowed(cfg->ctx, addr))

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The run's DNS proxy (docs: ARCHITECTURE.md, "Decisions already made" 5).
+ * The run's DNS proxy (docs/architecture.md, decision 5).
  *
  * The cgroup sock_addr hooks send every DNS packet and connection of a run
  * (port 53, whatever resolver it names) to this proxy on loopback.  A name on
@@ -56,7 +56,7 @@ struct dns_event {
 	uint8_t rcode;		/* what the client got (MALFORMED: or would, if it had a header) */
 	bool suspected_tunnel;	/* REFUSED_NAME only: see dns_suspect_tunnel() */
 	const uint8_t *refused_addr;	/* REFUSED_ANSWER: the first offending address */
-	enum dns_addr_class refused_class;
+	enum tp_addr_class refused_class;
 };
 
 struct dns_proxy_config {

@@ -85,9 +85,10 @@ void net_format_block(const uint8_t addr[16], unsigned prefixlen, char *buf, siz
 
 static bool is_special(const struct tl_net_entry *e)
 {
-	for (size_t i = 0; i < tp_special_range_count; i++)
-		if (e->prefixlen == tp_special_ranges[i].prefixlen &&
-		    !memcmp(e->addr, tp_special_ranges[i].addr, 16))
+	for (size_t i = 0; i < tp_addr_range_count; i++)
+		if (tp_addr_class_special(tp_addr_ranges[i].addr_class) &&
+		    e->prefixlen == tp_addr_ranges[i].prefixlen &&
+		    !memcmp(e->addr, tp_addr_ranges[i].addr, 16))
 			return true;
 	return false;
 }
@@ -103,8 +104,9 @@ static int entry_compare(const void *pa, const void *pb)
 int net_plan_build(const struct tp_policy *policy, struct net_plan *plan, char *why,
 		   size_t why_len)
 {
-	const size_t nspecial = tp_special_range_count;
-	const struct tp_special_range *special = tp_special_ranges;
+	/* an upper bound: the ranges that are special get barriers below */
+	const size_t nspecial = tp_addr_range_count;
+	const struct tp_addr_range *special = tp_addr_ranges;
 	const struct tp_net_rule *rules = policy->net_rules;
 	size_t *stack = NULL, depth = 0, bad = 0, policy_blocks;
 	int r = 0;
@@ -139,6 +141,8 @@ int net_plan_build(const struct tp_policy *policy, struct net_plan *plan, char *
 	for (size_t k = 0; k < nspecial; k++) {
 		bool named = false, enclosed = false;
 
+		if (!tp_addr_class_special(special[k].addr_class))
+			continue;
 		for (size_t i = 0; i < policy_blocks; i++) {
 			const struct tl_net_entry *e = &plan->entries[i];
 
@@ -286,7 +290,7 @@ int net_admit(struct net_plan *plan, const char *name, const uint8_t addr[16], u
 	 * whoever controls a listed name's DNS must not open the name's ports
 	 * on a host inside that block.
 	 */
-	if (dns_classify(addr) != DNS_ADDR_PUBLIC)
+	if (dns_classify(addr) != TP_ADDR_PUBLIC)
 		return block ? 1 : -EACCES;
 	if (!prev && plan->admitted_count >= NET_ADMITTED_MAX)
 		return -ENOSPC;

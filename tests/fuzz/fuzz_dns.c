@@ -40,7 +40,7 @@ static void check(bool ok)
 
 static int visit(void *ctx, const uint8_t addr[16], uint32_t ttl)
 {
-	enum dns_addr_class c = dns_classify(addr);
+	enum tp_addr_class c = dns_classify(addr);
 
 	check(dns_addr_class_name(c) != NULL && strcmp(dns_addr_class_name(c), "unknown") != 0);
 	(*(size_t *)ctx)++;

@@ -462,7 +462,7 @@ Test(audit, formats_dns_records_without_payloads)
 	struct dns_event rebind = {
 		.kind = DNS_EV_REFUSED_ANSWER, .name = "rebind.example", .qtype = 1,
 		.transport = IPPROTO_TCP, .rcode = 5, .refused_addr = lo,
-		.refused_class = DNS_ADDR_LOOPBACK,
+		.refused_class = TP_ADDR_LOOPBACK,
 	};
 	struct dns_event tunnel = {
 		.kind = DNS_EV_REFUSED_NAME, .name = "x\"y.example", .qtype = 16,

@@ -621,7 +621,7 @@ static int count_addr(void *ctx, const uint8_t addr[16], uint32_t ttl)
 
 static int stop_at_private(void *ctx, const uint8_t addr[16], uint32_t ttl)
 {
-	return dns_classify(addr) == DNS_ADDR_PRIVATE ? 7 : 0;
+	return dns_classify(addr) == TP_ADDR_PRIVATE ? 7 : 0;
 }
 
 Test(dns_addrs, every_section_every_owner)
@@ -770,53 +770,53 @@ Test(dns_classes, table)
 {
 	static const struct {
 		const char *addr;
-		enum dns_addr_class cls;
+		enum tp_addr_class cls;
 	} cases[] = {
-		{ "192.0.2.1", DNS_ADDR_PUBLIC },
-		{ "8.8.8.8", DNS_ADDR_PUBLIC },
-		{ "127.0.0.1", DNS_ADDR_LOOPBACK },
-		{ "127.255.0.9", DNS_ADDR_LOOPBACK },
-		{ "::1", DNS_ADDR_LOOPBACK },
-		{ "::ffff:127.0.0.1", DNS_ADDR_LOOPBACK },
-		{ "10.0.0.1", DNS_ADDR_PRIVATE },
-		{ "172.16.0.1", DNS_ADDR_PRIVATE },
-		{ "172.31.255.255", DNS_ADDR_PRIVATE },
-		{ "172.32.0.1", DNS_ADDR_PUBLIC },
-		{ "192.168.1.1", DNS_ADDR_PRIVATE },
-		{ "100.64.0.1", DNS_ADDR_PRIVATE },
-		{ "100.127.255.255", DNS_ADDR_PRIVATE },
-		{ "100.128.0.1", DNS_ADDR_PUBLIC },
-		{ "fc00::1", DNS_ADDR_PRIVATE },
-		{ "fdff::1", DNS_ADDR_PRIVATE },
-		{ "fec0::1", DNS_ADDR_PRIVATE },
-		{ "::ffff:10.1.2.3", DNS_ADDR_PRIVATE },
-		{ "169.254.1.1", DNS_ADDR_LINK_LOCAL },
-		{ "fe80::1", DNS_ADDR_LINK_LOCAL },
-		{ "febf::1", DNS_ADDR_LINK_LOCAL },
-		{ "169.254.169.254", DNS_ADDR_METADATA },
-		{ "::ffff:169.254.169.254", DNS_ADDR_METADATA },
-		{ "fd00:ec2::254", DNS_ADDR_METADATA },
-		{ "100.100.100.200", DNS_ADDR_METADATA },
-		{ "::ffff:100.100.100.200", DNS_ADDR_METADATA },
-		{ "0.0.0.0", DNS_ADDR_UNSPECIFIED },
-		{ "0.1.2.3", DNS_ADDR_UNSPECIFIED },
-		{ "::", DNS_ADDR_UNSPECIFIED },
-		{ "::ffff:0.0.0.0", DNS_ADDR_UNSPECIFIED },
-		{ "224.0.0.1", DNS_ADDR_MULTICAST },
-		{ "239.255.255.250", DNS_ADDR_MULTICAST },
-		{ "240.0.0.1", DNS_ADDR_MULTICAST },
-		{ "255.255.255.255", DNS_ADDR_MULTICAST },
-		{ "ff02::1", DNS_ADDR_MULTICAST },
-		{ "2001:db8::1", DNS_ADDR_PUBLIC },
+		{ "192.0.2.1", TP_ADDR_PUBLIC },
+		{ "8.8.8.8", TP_ADDR_PUBLIC },
+		{ "127.0.0.1", TP_ADDR_LOOPBACK },
+		{ "127.255.0.9", TP_ADDR_LOOPBACK },
+		{ "::1", TP_ADDR_LOOPBACK },
+		{ "::ffff:127.0.0.1", TP_ADDR_LOOPBACK },
+		{ "10.0.0.1", TP_ADDR_PRIVATE },
+		{ "172.16.0.1", TP_ADDR_PRIVATE },
+		{ "172.31.255.255", TP_ADDR_PRIVATE },
+		{ "172.32.0.1", TP_ADDR_PUBLIC },
+		{ "192.168.1.1", TP_ADDR_PRIVATE },
+		{ "100.64.0.1", TP_ADDR_PRIVATE },
+		{ "100.127.255.255", TP_ADDR_PRIVATE },
+		{ "100.128.0.1", TP_ADDR_PUBLIC },
+		{ "fc00::1", TP_ADDR_PRIVATE },
+		{ "fdff::1", TP_ADDR_PRIVATE },
+		{ "fec0::1", TP_ADDR_PRIVATE },
+		{ "::ffff:10.1.2.3", TP_ADDR_PRIVATE },
+		{ "169.254.1.1", TP_ADDR_LINK_LOCAL },
+		{ "fe80::1", TP_ADDR_LINK_LOCAL },
+		{ "febf::1", TP_ADDR_LINK_LOCAL },
+		{ "169.254.169.254", TP_ADDR_METADATA },
+		{ "::ffff:169.254.169.254", TP_ADDR_METADATA },
+		{ "fd00:ec2::254", TP_ADDR_METADATA },
+		{ "100.100.100.200", TP_ADDR_METADATA },
+		{ "::ffff:100.100.100.200", TP_ADDR_METADATA },
+		{ "0.0.0.0", TP_ADDR_UNSPECIFIED },
+		{ "0.1.2.3", TP_ADDR_UNSPECIFIED },
+		{ "::", TP_ADDR_UNSPECIFIED },
+		{ "::ffff:0.0.0.0", TP_ADDR_UNSPECIFIED },
+		{ "224.0.0.1", TP_ADDR_MULTICAST },
+		{ "239.255.255.250", TP_ADDR_MULTICAST },
+		{ "240.0.0.1", TP_ADDR_MULTICAST },
+		{ "255.255.255.255", TP_ADDR_MULTICAST },
+		{ "ff02::1", TP_ADDR_MULTICAST },
+		{ "2001:db8::1", TP_ADDR_PUBLIC },
 		/* IPv6 forms that carry an IPv4 address. */
-		{ "::127.0.0.1", DNS_ADDR_LOOPBACK },
-		{ "::169.254.169.254", DNS_ADDR_METADATA },
-		{ "64:ff9b::10.0.0.1", DNS_ADDR_PRIVATE },
-		{ "64:ff9b::169.254.169.254", DNS_ADDR_METADATA },
-		{ "64:ff9b::192.0.2.1", DNS_ADDR_PUBLIC },
-		{ "2002:7f00:1::", DNS_ADDR_LOOPBACK },
-		{ "2002:a9fe:a9fe::1", DNS_ADDR_METADATA },
-		{ "2002:c000:201::1", DNS_ADDR_PUBLIC },
+		{ "::127.0.0.1", TP_ADDR_LOOPBACK },
+		{ "::169.254.169.254", TP_ADDR_METADATA },
+		{ "64:ff9b::10.0.0.1", TP_ADDR_PRIVATE },
+		{ "64:ff9b::169.254.169.254", TP_ADDR_METADATA },
+		{ "64:ff9b::192.0.2.1", TP_ADDR_PUBLIC },
+		{ "2002:7f00:1::", TP_ADDR_LOOPBACK },
+		{ "2002:a9fe:a9fe::1", TP_ADDR_METADATA },
+		{ "2002:c000:201::1", TP_ADDR_PUBLIC },
 	};
 	uint8_t a[16];
 
@@ -826,8 +826,8 @@ Test(dns_classes, table)
 			     dns_addr_class_name(dns_classify(a)),
 			     dns_addr_class_name(cases[i].cls));
 	}
-	cr_expect_str_eq(dns_addr_class_name(DNS_ADDR_METADATA), "metadata");
-	cr_expect_str_eq(dns_addr_class_name(DNS_ADDR_LINK_LOCAL), "link-local");
+	cr_expect_str_eq(dns_addr_class_name(TP_ADDR_METADATA), "metadata");
+	cr_expect_str_eq(dns_addr_class_name(TP_ADDR_LINK_LOCAL), "link-local");
 }
 
 Test(dns_tunnel, both_ways)

@@ -719,16 +719,16 @@ Test(dnsproxy, rebinding_answers_refused)
 	static const struct {
 		const char *answer;
 		bool ranges_ok;
-		enum dns_addr_class cls;
+		enum tp_addr_class cls;
 	} cases[] = {
-		{ "127.0.0.1", false, DNS_ADDR_LOOPBACK },
-		{ "10.0.0.1", false, DNS_ADDR_PRIVATE },
-		{ "::ffff:192.168.1.1", false, DNS_ADDR_PRIVATE },
-		{ "0.0.0.0", false, DNS_ADDR_UNSPECIFIED },
-		{ "169.254.169.254", true, DNS_ADDR_METADATA },
-		{ "169.254.10.10", true, DNS_ADDR_LINK_LOCAL },
-		{ "fd00:ec2::254", true, DNS_ADDR_METADATA },
-		{ "fe80::1", true, DNS_ADDR_LINK_LOCAL },
+		{ "127.0.0.1", false, TP_ADDR_LOOPBACK },
+		{ "10.0.0.1", false, TP_ADDR_PRIVATE },
+		{ "::ffff:192.168.1.1", false, TP_ADDR_PRIVATE },
+		{ "0.0.0.0", false, TP_ADDR_UNSPECIFIED },
+		{ "169.254.169.254", true, TP_ADDR_METADATA },
+		{ "169.254.10.10", true, TP_ADDR_LINK_LOCAL },
+		{ "fd00:ec2::254", true, TP_ADDR_METADATA },
+		{ "fe80::1", true, TP_ADDR_LINK_LOCAL },
 	};
 	struct msg r;
 

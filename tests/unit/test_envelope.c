@@ -18,6 +18,7 @@
 
 #include "policyc/fields.h"
 #include "policyc/policy.h"
+#include "policyc/render_internal.h"
 
 #define GOLDEN_DIR "tests/policyc/golden"
 
@@ -622,6 +623,43 @@ Test(envelope, acknowledging_a_former_gap_is_accepted_and_dropped)
 		free(with);
 		free(without);
 		tp_policy_free(p);
+	}
+}
+
+/*
+ * The schema spells each limit's key once more, as a mapping key: every key
+ * of tp_limits must reach its limit, at both ends of its range, written as
+ * the renderings write it.
+ */
+Test(envelope, every_limit_key_of_the_table_is_the_schema_key)
+{
+	for (int i = 0; i < TP_LIMIT_COUNT; i++) {
+		const struct tp_limit_info *limit = &tp_limits[i];
+		const char *key = limit->row.field, *name = strrchr(key, '.') + 1;
+		const uint64_t ends[2] = { limit->min, limit->max };
+
+		for (int e = 0; e < 2; e++) {
+			char value[TP_LIMIT_TEXT_MAX], text[1024];
+			struct tp_envelope *env = NULL;
+			int n, r;
+
+			tp_format_limit((enum tp_limit)i, ends[e], value);
+			/* BASE ends inside filesystem.workspace; other sections follow it. */
+			if (strncmp(key, "filesystem.workspace.", 21) == 0)
+				n = snprintf(text, sizeof(text), BASE "      %s: %s\n", name,
+					     value);
+			else
+				n = snprintf(text, sizeof(text), BASE "  %.*s:\n    %s: %s\n",
+					     (int)(name - 1 - key), key, name, value);
+			cr_assert(n > 0 && (size_t)n < sizeof(text));
+			if (limit->row.status == TP_NOT_ENFORCED)
+				snprintf(text + n, sizeof(text) - n,
+					 "  acknowledge_unenforced: [%s]\n", key);
+			r = tp_envelope_parse("t.yaml", text, strlen(text), &env, &diags);
+			cr_assert_eq(r, 0, "%s", text);
+			cr_expect_eq(env->limits[i], ends[e], "%s: %s", key, value);
+			tp_envelope_free(env);
+		}
 	}
 }
 

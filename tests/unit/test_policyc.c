@@ -4,6 +4,7 @@
  *
  * Runs from the repository root (examples/ and tests/policyc/ are read).
  */
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -1036,4 +1037,41 @@ Test(policyc, compile_refuses_an_unchecked_envelope)
 	cr_expect_eq(tp_policy_compile("h", NULL, &policy, &diags), -EINVAL);
 	cr_expect_eq(policy, (struct tp_policy *)&hand, "output written on failure");
 	free(long_path);
+}
+
+/*
+ * The ranges no broader block grants (policyc/ranges.h) are exactly the host
+ * itself, link-local and the metadata endpoints: the barriers the compiler
+ * and the network plan add, and what the DNS proxy always refuses or refuses
+ * without a covering rule.
+ */
+Test(policyc, special_ranges_are_the_host_link_local_and_metadata)
+{
+	static const struct {
+		const char *addr;	/* IPv6 text; IPv4 as ::ffff:a.b.c.d */
+		unsigned prefixlen;
+	} expected[] = {
+		{ "::ffff:0.0.0.0", 96 + 8 },		{ "::ffff:127.0.0.0", 96 + 8 },
+		{ "::ffff:169.254.0.0", 96 + 16 },	{ "::ffff:169.254.169.254", 128 },
+		{ "::ffff:100.100.100.200", 128 },	{ "::", 128 },
+		{ "::1", 128 },				{ "fe80::", 10 },
+		{ "fd00:ec2::254", 128 },
+	};
+	size_t special = 0;
+
+	for (size_t i = 0; i < tp_addr_range_count; i++) {
+		const struct tp_addr_range *range = &tp_addr_ranges[i];
+		bool listed = false;
+
+		for (size_t j = 0; j < sizeof(expected) / sizeof(expected[0]); j++) {
+			uint8_t addr[16];
+
+			cr_assert_eq(inet_pton(AF_INET6, expected[j].addr, addr), 1);
+			listed |= range->prefixlen == expected[j].prefixlen &&
+				  memcmp(range->addr, addr, 16) == 0;
+		}
+		cr_expect_eq(tp_addr_class_special(range->addr_class), listed, "range %zu", i);
+		special += listed;
+	}
+	cr_expect_eq(special, sizeof(expected) / sizeof(expected[0]));
 }
