@@ -17,6 +17,8 @@
 
 #include "bpf/abi/event.h"
 #include "bpf/abi/rules.h"
+#include "policyc/access.h"
+#include "policyc/policy.h"
 #include "runtime/dnsproxy.h"
 #include "runtime/json.h"
 #include "runtime/record.h"
@@ -104,21 +106,12 @@ static int encode_fs(const struct record *rec, struct strbuf *out)
 	if (fs->path_fs_relative)
 		r |= sb_printf(out, ",\"path_scope\":\"filesystem\"");
 	if (fs->access) {
-		static const struct {
-			uint32_t bit;
-			const char *name;
-		} rights[] = {
-			{ TETHER_ACCESS_READ, "read" },
-			{ TETHER_ACCESS_WRITE, "write" },
-			{ TETHER_ACCESS_EXEC, "exec" },
-			{ TETHER_ACCESS_CONNECT, "connect" },
-		};
 		const char *sep = "";
 
 		r |= sb_printf(out, ",\"access\":\"");
-		for (size_t i = 0; i < sizeof(rights) / sizeof(rights[0]); i++) {
-			if (fs->access & rights[i].bit) {
-				r |= sb_printf(out, "%s%s", sep, rights[i].name);
+		for (size_t i = 0; i < TP_ACCESS_RIGHT_COUNT; i++) {
+			if (fs->access & tp_access_rights[i].bit) {
+				r |= sb_printf(out, "%s%s", sep, tp_access_rights[i].name);
 				sep = ",";
 			}
 		}
@@ -198,17 +191,6 @@ static const char *boolean(bool b)
 
 static int encode_start(const struct record_run_start *s, struct strbuf *out)
 {
-	static const struct {
-		const char *name;
-		enum tp_limit limit;
-	} start_limits[] = {
-		{ "cpu_milli", TP_LIMIT_CPU_MILLI },
-		{ "memory_bytes", TP_LIMIT_MEMORY_BYTES },
-		{ "process_count", TP_LIMIT_PROCESS_COUNT },
-		{ "open_files", TP_LIMIT_OPEN_FILES },
-		{ "output_bytes", TP_LIMIT_OUTPUT_BYTES },
-		{ "wall_clock_ms", TP_LIMIT_WALL_CLOCK_MS },
-	};
 	int r;
 
 	r = sb_printf(out, ",\"command\":");
@@ -224,10 +206,11 @@ static int encode_start(const struct record_run_start *s, struct strbuf *out)
 		r = r ?: sb_json_string(out, s->unenforced[i], 256);
 	}
 	r = r ?: sb_printf(out, "],\"uid\":%u,\"gid\":%u", s->uid, s->gid);
-	for (size_t i = 0; r == 0 && i < sizeof(start_limits) / sizeof(start_limits[0]); i++)
-		if (s->limits[start_limits[i].limit])
-			r = sb_printf(out, ",\"%s\":%llu", start_limits[i].name,
-				      (unsigned long long)s->limits[start_limits[i].limit]);
+	/* the limits the envelope sets, in tp_limit order, under their record names */
+	for (size_t i = 0; r == 0 && i < TP_LIMIT_COUNT; i++)
+		if (tp_limits[i].record_name && s->limits[i])
+			r = sb_printf(out, ",\"%s\":%llu", tp_limits[i].record_name,
+				      (unsigned long long)s->limits[i]);
 	return r ?: sb_printf(out, ",\"setup_us\":%llu", (unsigned long long)s->setup_us);
 }
 
