@@ -84,6 +84,15 @@ int run_fail(struct run_error *err, enum run_error_kind kind, enum run_step step
 void run_log(const struct run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 uint64_t run_clock_ns(clockid_t clock);
 
+/* Everything left in the run's ring. */
+void run_drain(struct run *run);
+
+/*
+ * runtime/run/cleanup.c: tears the run down; with `ran`, writes the cleanup
+ * and end records.  Fills run->result and run->teardown_ret.
+ */
+void run_cleanup(struct run *run, int status_for_record, bool ran);
+
 /* runtime/run/files.c: workspace, TMPDIR, run file, orphans' leftovers */
 int run_prepare_workspace(struct run *run, struct run_error *err);
 void run_remove_tmpdir(struct run *run);

@@ -133,7 +133,7 @@ static bool consume_batch(struct run *run)
 }
 
 /* Everything in the ring (the run is gone, so it ends). */
-static void drain(struct run *run)
+void run_drain(struct run *run)
 {
 	while (consume_batch(run))
 		;
@@ -393,8 +393,6 @@ static int setup(struct run *run, struct run_error *err)
 	return r ?: install(run, err);
 }
 
-static void teardown(struct run *run, int status_for_record, bool ran);
-
 int run_create(const struct run_config *cfg, struct run **out, struct run_error *err)
 {
 	const struct tp_policy *policy = cfg->policy;
@@ -440,7 +438,7 @@ int run_create(const struct run_config *cfg, struct run **out, struct run_error 
 				   "creating the run's event loop: %s", strerror(errno))
 			: setup(run, err);
 	if (r) {
-		teardown(run, -1, false);
+		run_cleanup(run, -1, false);
 		run->torn_down = true;
 		run_free(run);
 		return r;
@@ -614,176 +612,12 @@ int run_dispatch(struct run *run, struct run_error *err)
 	return 0;
 }
 
-/*
- * Tears down in the order that keeps the audit stream complete: kill what is
- * left, drain output and records, read the counters, remove map entries,
- * drain once more, remove the cgroup, then write the cleanup and end
- * records.  run->teardown_ret: 0, or -EUCLEAN (cleanup not verified, or the
- * audit stream could not be written).
- */
-static void teardown(struct run *run, int status_for_record, bool ran)
-{
-	uint64_t seq = 0, lost = 0, egress = 0, t0 = run_clock_ns(CLOCK_MONOTONIC);
-	uint32_t ingress_dropped = 0;
-	struct tl_error err = { "" };
-	unsigned int left = 0;
-	bool empty = true, maps_removed = !run->run_installed, cg_removed = !run->cg_created;
-	bool tmp_removed = !run->tmpdir[0];
-	bool verified;
-	int ret = 0, r;
-
-	if (run->cg_created) {
-		r = cg_run_kill_and_wait(&run->cg, CLEANUP_TIMEOUT_MS, &left);
-		/* run_end() already killed them all (the command among them) */
-		if (run->killed > left)
-			left = run->killed;
-		if (r) {
-			run_log(run, "processes of run %s survived cgroup.kill for %d ms", run->run_id,
-				CLEANUP_TIMEOUT_MS);
-			empty = false;
-			ret = -EUCLEAN;
-		}
-		/* an OOM kill that ended the command before the loop saw the event */
-		if (ran && run->reason == RUN_REASON_NONE && run_oom_killed(run)) {
-			run->reason = RUN_REASON_BUDGET;
-			run->budget = "memory_bytes";
-		}
-	}
-	/* every writer is gone once the tree is empty: what is left is the last output */
-	if (empty)
-		run_output_drain(run, OUTPUT_FINAL_WAIT_MS);
-	if (run->ring)
-		drain(run);
-	if (run->run_installed) {
-		struct tl_run_counters c = { 0 };
-
-		tl_run_counters(&run->node, &run->run, &c);
-		seq = c.seq;
-		lost = c.audit_lost;
-		egress = c.egress_bytes;
-		ingress_dropped = c.ingress_dropped;
-		/* the cap's record may have found the ring full: the kernel's flag decides */
-		if (c.egress_exhausted && run->reason == RUN_REASON_NONE) {
-			run->reason = RUN_REASON_BUDGET;
-			run->budget = "egress_bytes";
-		}
-		/* Leave the rules in place while anything of the run may still live. */
-		if (empty) {
-			if (tl_run_remove(&run->node, &run->run, &err)) {
-				run_log(run, "%s", err.msg);
-				ret = -EUCLEAN;
-			} else {
-				maps_removed = true;
-			}
-		}
-	}
-	if (run->ring)
-		drain(run);
-	if (run->reason == RUN_REASON_NONE)
-		run->reason = status_for_record == 0 ? RUN_REASON_SUCCEEDED : RUN_REASON_FAILED;
-	/* lost records never took a sequence number: seq counts those queued */
-	if (lost || run->audit.records != seq)
-		run_log(run, "warning: run %s lost %llu audit records to a full ring; %llu of the "
-			     "%llu queued were written",
-			run->run_id, (unsigned long long)lost,
-			(unsigned long long)run->audit.records, (unsigned long long)seq);
-	if (run->ring)
-		run_epoll_del(run, ring_buffer__epoll_fd(run->ring));
-	ring_buffer__free(run->ring);
-	run->ring = NULL;
-	/* the run is gone or its entries are: nothing can ask the proxy any more */
-	if (run->dns)
-		run_epoll_del(run, dns_proxy_fd(run->dns));
-	dns_proxy_free(run->dns);
-	run->dns = NULL;
-	if (run->run_installed && empty)
-		tl_run_free(&run->run);
-	if (run->node_open)
-		tl_node_close(&run->node);
-	run->node_open = false;
-	if (run->cg_created) {
-		if (empty && (r = cg_run_destroy(&run->cg))) {
-			run_log(run, "removing cgroup %s: %s", run->cg.path, strerror(-r));
-			ret = -EUCLEAN;
-		} else if (!empty) {
-			run_log(run, "run %s left its cgroup %s and map entries in place because it "
-				     "could not be emptied", run->run_id, run->cg.path);
-			cg_run_free(&run->cg);
-		} else {
-			cg_removed = true;
-		}
-		run->cg_created = false;
-	}
-	/* Only once nothing of the run can still be writing there. */
-	if (empty) {
-		run_remove_tmpdir(run);
-		tmp_removed = true;
-	} else if (run->tmpdir[0]) {
-		run_log(run, "left the run's temporary directory %s in place", run->tmpdir);
-	}
-	run_remove_pidfile(run);
-
-	/*
-	 * The evidence: what was killed, how long it took, and whether each part
-	 * of the run was seen gone.  A cleanup that was not verified says so,
-	 * and the run's result says it (tether exits 123).
-	 */
-	verified = empty && maps_removed && cg_removed && tmp_removed;
-	if (ran && run->sink) {
-		run_record_cleanup(run, &(struct record_run_cleanup){
-			.killed = left,
-			.duration_us = (run_clock_ns(CLOCK_MONOTONIC) - t0) / 1000,
-			.tree_empty = empty,
-			.map_entries_removed = maps_removed,
-			.cgroup_removed = cg_removed,
-			.tmpdir_removed = tmp_removed,
-			.verified = verified,
-		});
-		if (!verified)
-			ret = -EUCLEAN;
-		run_record_end(run, &(struct record_run_end){
-			.exit_status = status_for_record,
-			.audit_records = run->audit.records,
-			.audit_seq_last = seq,
-			.audit_lost = lost,
-			.audit_malformed = run->audit.malformed,
-			.egress_bytes = egress,
-			.ingress_dropped = ingress_dropped,
-			.leftover_processes = left,
-			.cleanup_verified = verified,
-			.reason = run_reason_name(run->reason),
-			.budget = run->reason == RUN_REASON_BUDGET ? run->budget : NULL,
-			.has_output = run->policy->limits[TP_LIMIT_OUTPUT_BYTES] != 0,
-			.output_bytes = run->out_bytes,
-			.output_truncated = run->out_truncated,
-		});
-	}
-	if (run->audit.write_error) {
-		run_log(run, "writing audit records: %s", strerror(-run->audit.write_error));
-		ret = -EUCLEAN;
-	}
-	run->audit.sink = NULL;
-	r = sink_close(run->sink);
-	run->sink = NULL;
-	if (r && !run->audit.write_error) {
-		run_log(run, "closing audit file: %s", strerror(-r));
-		ret = -EUCLEAN;
-	}
-	run->result = (struct run_result){
-		.reason = run->reason,
-		.budget = run->reason == RUN_REASON_BUDGET ? run->budget : NULL,
-		.exit_status = status_for_record,
-		.cleanup_verified = verified,
-	};
-	run->teardown_ret = ret;
-}
-
 int run_teardown(struct run *run, struct run_result *res, struct run_error *err)
 {
 	*err = (struct run_error){ 0 };
 	if (!run->torn_down) {
 		/* a command that never started has no status; one that did, its own */
-		teardown(run, run->exited ? run->status : -1, run->started);
+		run_cleanup(run, run->exited ? run->status : -1, run->started);
 		run->torn_down = true;
 	}
 	*res = run->result;
