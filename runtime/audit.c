@@ -279,10 +279,23 @@ const char *audit_capability_name(const char *number, char *buf, size_t size)
 	return buf;
 }
 
+/*
+ * The name each kind is written with (record version 2, docs/audit.md).
+ * Every kernel kind but NET has the fs body; NET_SOCKET is BPF-LSM's
+ * socket_create, a net concern with an fs body.
+ */
+static const char *const kind_names[] = {
+	[TETHER_EVENT_FS] = "fs",		[TETHER_EVENT_NET] = "net",
+	[TETHER_EVENT_PROC] = "proc",		[TETHER_EVENT_CAPABILITY] = "capability",
+	[TETHER_EVENT_KERNEL] = "kernel",	[TETHER_EVENT_UNIX] = "unix",
+	[TETHER_EVENT_NET_SOCKET] = "net",	[TETHER_EVENT_DNS] = "dns",
+	[TETHER_EVENT_RUN] = "run",
+};
+
 static int format_fs(const struct tether_fs_event *ev, const struct audit_stream *st,
 		     struct strbuf *out)
 {
-	int r = begin_record(out, &ev->hdr, st, "fs");
+	int r = begin_record(out, &ev->hdr, st, kind_names[ev->hdr.kind]);
 
 	r |= sb_printf(out, ",\"op\":\"%s\",\"path\":", audit_fs_op_name(ev->op));
 	if (ev->op == TETHER_FS_CAPABILITY) {
@@ -465,6 +478,11 @@ int audit_format_record(const void *data, size_t size, const struct audit_stream
 		return -EBADMSG;
 	switch (hdr->kind) {
 	case TETHER_EVENT_FS:
+	case TETHER_EVENT_PROC:
+	case TETHER_EVENT_CAPABILITY:
+	case TETHER_EVENT_KERNEL:
+	case TETHER_EVENT_UNIX:
+	case TETHER_EVENT_NET_SOCKET:
 		if (hdr->size != sizeof(struct tether_fs_event))
 			return -EBADMSG;
 		return format_fs(data, st, out);
