@@ -47,6 +47,7 @@
 #include "runtime/doctor.h"
 #include "runtime/launch.h"
 #include "runtime/net.h"
+#include "runtime/plan.h"
 #include "runtime/rules.h"
 #include "runtime/runs.h"
 #include "runtime/seccomp.h"
@@ -809,6 +810,7 @@ static int write_pidfile(struct run_ctx *ctx)
 static int setup(struct run_ctx *ctx)
 {
 	struct tl_run_net net;
+	struct tl_run_plan plan;
 	struct doctor_report rep;
 	struct tl_error err = { "" };
 	char limits_why[PATH_MAX + 256];
@@ -899,11 +901,15 @@ static int setup(struct run_ctx *ctx)
 		.dns_port6 = dns_proxy_port(ctx->dns, AF_INET6),
 	};
 	/* tp_policy and the kernel number the modes alike (policyc/policy.h) */
-	r = tl_run_install(&ctx->node, ctx->cg.id,
-			   ctx->policy->mode == TP_MODE_AUDIT ? TETHER_MODE_AUDIT : TETHER_MODE_ENFORCE,
-			   ctx->opts.audit_allowed ? TETHER_RUN_AUDIT_ALLOWED : 0, ctx->rules,
-			   ctx->rule_count, ctx->policy->abstract_sockets,
-			   ctx->policy->abstract_socket_count, &net, &ctx->run, &err);
+	r = run_plan_build(ctx->rules, ctx->rule_count, &plan, &err);
+	if (!r)
+		r = tl_run_install(&ctx->node, ctx->cg.id,
+				   ctx->policy->mode == TP_MODE_AUDIT ? TETHER_MODE_AUDIT
+								      : TETHER_MODE_ENFORCE,
+				   ctx->opts.audit_allowed ? TETHER_RUN_AUDIT_ALLOWED : 0, &plan,
+				   ctx->policy->abstract_sockets, ctx->policy->abstract_socket_count,
+				   &net, &ctx->run, &err);
+	run_plan_free(&plan);
 	if (r) {
 		fprintf(stderr, "tether run: installing the run's rules: %s\n", err.msg);
 		return TETHER_EXIT_RUN_ERROR;
