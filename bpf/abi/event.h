@@ -15,6 +15,8 @@
 #include <linux/types.h>
 #endif
 
+#include "bpf/abi/rules.h"	/* enum tether_access, for the width check below */
+
 #define TETHER_COMM_LEN		16
 #define TETHER_EVENT_PATH_MAX	256
 
@@ -222,8 +224,13 @@ struct tether_net_event {
 _Static_assert(sizeof(struct tether_net_event) == 40 + 24 + 8 + 16 + 16 + 16, "net event layout");
 _Static_assert(sizeof(struct tether_event_hdr) == 40, "event header layout");
 _Static_assert(sizeof(struct tether_fs_event) == 40 + 32 + 16 + 256 + 256, "fs event layout");
-/* tether_event_hdr.kind is a __u16; tether_fs_event.access holds enum tether_access bits */
+/* tether_event_hdr.kind is a __u16; tether_fs_event.access holds every enum tether_access bit */
 _Static_assert(TETHER_EVENT_RUN <= 0xffff, "event kinds fit the header's kind field");
-_Static_assert(sizeof(((struct tether_fs_event *)0)->access) * 8 >= 32, "fs event access width");
+_Static_assert(TETHER_ACCESS_WIDTH <= 8 * sizeof(((struct tether_fs_event *)0)->access),
+	       "fs event access width");
+/* the record's path flags stay clear of bit 31, which the BPF side uses in passing (FS_HARD_DENY) */
+_Static_assert((TETHER_FS_PATH_TRUNCATED | TETHER_FS_PATH_FS_RELATIVE | TETHER_FS_PATH_BELOW_RULE) <
+		       (1u << 31),
+	       "fs event flags width");
 
 #endif
