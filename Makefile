@@ -65,7 +65,7 @@ VMPROG_BINS := $(patsubst tests/vm/progs/%.c,$(OUTPUT)/tests/vm/%,$(VMPROG_SRCS)
 
 all: $(OUTPUT)/tether
 
-$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h bpf/abi/*.h) vmlinux/vmlinux.h
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h bpf/abi/*.h bpf/lib/*.h) vmlinux/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@

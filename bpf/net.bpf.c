@@ -13,9 +13,10 @@
  *                           the same way, whatever sent it (ping sockets,
  *                           io_uring, fast open, already-connected sockets),
  *                           and counted against network_egress.max_bytes.
- *   sock_create             the BPF-LSM socket_create allow list, again, for
- *                           inet sockets: a kernel without BPF-LSM still
- *                           refuses raw sockets to runs.
+ *   sock_create             the socket allow list (bpf/lib/socket.h, which
+ *                           BPF-LSM socket_create in sock.bpf.c also uses)
+ *                           for inet sockets: a kernel without BPF-LSM
+ *                           still refuses raw sockets to runs.
  *
  * Which run: the sock_addr and sock_create programs run in the calling
  * task's context (current_run()); cgroup_skb may run in softirq context
@@ -24,32 +25,17 @@
  * Network rules do not relax in `mode: audit`: an egress refused is data
  * that never left, and it protects more than the policy under trial.
  */
-#include "bpf/common.bpf.h"
+#include "bpf/lib/run.h"
+#include "bpf/lib/socket.h"
 #include <bpf/bpf_endian.h>
 
-#define AF_INET		2
-#define AF_INET6	10
 #define ETH_P_IP	0x0800
 #define ETH_P_IPV6	0x86DD
 #define IPPROTO_HOPOPTS	0
-#define IPPROTO_ICMP	1
-#define IPPROTO_TCP	6
-#define IPPROTO_UDP	17
 #define IPPROTO_ROUTING	43
 #define IPPROTO_FRAGMENT 44
-#define IPPROTO_ICMPV6	58
 #define IPPROTO_DSTOPTS	60
-#define SOCK_STREAM	1
-#define SOCK_DGRAM	2
 #define DNS_PORT	53
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, 262144);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct tether_net_key);
-	__type(value, struct tether_net_rule);
-} net_rules SEC(".maps");
 
 /*
  * Per socket, so that it lives and dies with the socket: no run can evict
@@ -383,26 +369,22 @@ int tether_getpeername6(struct bpf_sock_addr *ctx)
 	return restore_origin(ctx, true);
 }
 
-/* The BPF-LSM socket_create allow list (fs.bpf.c), for inet sockets. */
+/*
+ * The socket allow list for inet sockets (the only ones this hook sees).
+ * The kernel has resolved protocol 0 by now (SOCK_STREAM is TCP, SOCK_DGRAM
+ * UDP), so the list's "0 or TCP" is TCP here.
+ */
 SEC("cgroup/sock_create")
 int tether_sock_create(struct bpf_sock *sk)
 {
 	__u32 family = sk->family, type = sk->type, protocol = sk->protocol;
 	struct tether_run *run;
 	__u64 cgid;
-	bool ok;
 
 	run = current_run(&cgid);
 	if (!run)
 		return 1;
-	if (type == SOCK_STREAM)
-		ok = protocol == IPPROTO_TCP;
-	else if (type == SOCK_DGRAM)
-		ok = protocol == IPPROTO_UDP ||
-		     protocol == (family == AF_INET6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP);
-	else
-		ok = false;
-	if (ok)
+	if (allowed_socket(family, type, protocol))
 		return 1;
 	record_sock(run, cgid, TETHER_NET_SOCKET_CREATE, -EPERM, TETHER_REASON_FORBIDDEN,
 		    TETHER_RULE_NONE, (__u16)family, (__u16)type, (__u16)protocol, 0, NULL, 0);
@@ -424,7 +406,7 @@ static __always_inline void record_packet(struct tether_run *run, __u64 cgid, __
 	ev->hdr.run_slot = run->run_slot;
 	ev->hdr.cgroup_id = cgid;
 	ev->hdr.ts_ns = bpf_ktime_get_ns();
-	ev->hdr.seq = __sync_fetch_and_add(&run->seq, 1) + 1;
+	ev->hdr.seq = next_seq(run);
 	ev->op = op;
 	ev->decision = TETHER_DECISION_DENY;
 	ev->err = -EPERM;

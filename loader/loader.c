@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -18,16 +18,14 @@
 
 #include "bpf/abi/rules.h"
 #include "bpf/fs.skel.h"
+#include "bpf/kernel.skel.h"
 #include "bpf/net.skel.h"
+#include "bpf/proc.skel.h"
+#include "bpf/sock.skel.h"
+#include "common/cleanup.h"
 #include "loader/loader.h"
 
 #define BPF_FS_MAGIC 0xcafe4a11
-
-/* Maps userspace needs; everything else stays private to the programs. */
-static const char *const pinned_maps[] = { "runs", "path_rules", "inode_rules", "audit_rings",
-					   "ptys", "abstract_sockets", "run_keys", "rodata" };
-/* The network object's own maps (it shares runs and audit_rings). */
-static const char *const net_pinned_maps[] = { "net_rules", "net_rodata" };
 
 static int fail(struct tl_error *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -52,8 +50,217 @@ static int fail(struct tl_error *err, int code, const char *fmt, ...)
 }
 
 /*
+ * What the loader needs of one generated skeleton, behind one type: the
+ * skeletons are distinct structs, and everything below works on any of them.
+ * SKEL_OPS(x) writes the functions for x.skel.h.
+ */
+struct skel_ops {
+	const void *(*elf_bytes)(size_t *size);
+	void *(*open)(void);
+	int (*load)(void *skel);
+	void (*destroy)(void *skel);
+	struct bpf_object *(*object)(void *skel);
+	struct bpf_map *(*rodata)(void *skel);
+	void (*set_level)(void *skel, uint32_t level);
+	/* the program table alone, without parsing the object: freed by destroy */
+	void *(*tables)(void);
+	const struct bpf_object_skeleton *(*table)(void *skel);
+	size_t level_offset;	/* of run_cgroup_level in the object's rodata */
+};
+
+#define SKEL_OPS(x)                                                                        \
+	static const void *x##_elf_bytes(size_t *size)                                     \
+	{                                                                                  \
+		return x##_bpf__elf_bytes(size);                                           \
+	}                                                                                  \
+	static void *x##_open(void)                                                        \
+	{                                                                                  \
+		return x##_bpf__open();                                                    \
+	}                                                                                  \
+	static int x##_load(void *skel)                                                    \
+	{                                                                                  \
+		return x##_bpf__load(skel);                                                \
+	}                                                                                  \
+	static void x##_destroy(void *skel)                                                \
+	{                                                                                  \
+		x##_bpf__destroy(skel);                                                    \
+	}                                                                                  \
+	static struct bpf_object *x##_object(void *skel)                                   \
+	{                                                                                  \
+		return ((struct x##_bpf *)skel)->obj;                                      \
+	}                                                                                  \
+	static struct bpf_map *x##_rodata(void *skel)                                      \
+	{                                                                                  \
+		return ((struct x##_bpf *)skel)->maps.rodata;                              \
+	}                                                                                  \
+	static void x##_set_level(void *skel, uint32_t level)                              \
+	{                                                                                  \
+		((struct x##_bpf *)skel)->rodata->run_cgroup_level = level;                \
+	}                                                                                  \
+	static void *x##_tables(void)                                                      \
+	{                                                                                  \
+		struct x##_bpf *skel = calloc(1, sizeof(*skel));                           \
+                                                                                           \
+		if (skel && x##_bpf__create_skeleton(skel)) {                              \
+			x##_bpf__destroy(skel);                                            \
+			skel = NULL;                                                       \
+		}                                                                          \
+		return skel;                                                               \
+	}                                                                                  \
+	static const struct bpf_object_skeleton *x##_table(void *skel)                     \
+	{                                                                                  \
+		return ((struct x##_bpf *)skel)->skeleton;                                 \
+	}                                                                                  \
+	static const struct skel_ops x##_ops = {                                           \
+		x##_elf_bytes, x##_open,   x##_load,	 x##_destroy, x##_object, x##_rodata, \
+		x##_set_level, x##_tables, x##_table,                                      \
+		offsetof(struct x##_bpf__rodata, run_cgroup_level),                        \
+	}
+
+SKEL_OPS(fs);
+SKEL_OPS(proc);
+SKEL_OPS(kernel);
+SKEL_OPS(sock);
+SKEL_OPS(net);
+
+/*
+ * A program that exists in one variant per hook signature (or only on some
+ * kernels): loaded when the kernel's bpf_lsm_<hook> has `arity` parameters.
+ * `required`: a kernel where no variant of the hook matches is refused,
+ * with the hook named.
+ */
+struct hook_variant {
+	const char *prog;
+	const char *hook;
+	int arity;
+	bool required;
+};
+
+/* An LSM hook some kernels lack that tether cannot do without. */
+struct required_hook {
+	const char *name;
+	int arity;
+	const char *needs;
+};
+
+enum attach_kind {
+	ATTACH_TRACING,	/* BPF-LSM, fentry, fexit: bpf_program__attach */
+	ATTACH_CGROUP,	/* cgroup-BPF: attached to the run cgroups' parent */
+};
+
+static const struct hook_variant fs_variants[] = {
+	/* inode_setattr gained a leading idmap argument in 6.3 */
+	{ "tether_inode_setattr_idmap", "inode_setattr", 3, true },
+	{ "tether_inode_setattr_legacy", "inode_setattr", 2, true },
+	/* 6.2+: ACLs have hooks of their own; before, they went through setxattr */
+	{ "tether_inode_set_acl", "inode_set_acl", 4, false },
+	{ "tether_inode_remove_acl", "inode_remove_acl", 3, false },
+	{ "tether_file_ioctl_compat", "file_ioctl_compat", 3, false },
+	/* 6.9+: the last close of a file has a hook before release */
+	{ "tether_file_release", "file_release", 1, false },
+	/* 6.2+: ftruncate no longer passes path_truncate */
+	{ "tether_file_truncate", "file_truncate", 1, false },
+	{ NULL },
+};
+
+static const struct hook_variant kernel_variants[] = {
+	/* the bpf hook gained a `kernel` argument after 6.12 */
+	{ "tether_bpf", "bpf", 3, true },
+	{ "tether_bpf_kernel", "bpf", 4, true },
+	/* perf_event_open lost its attr argument in 6.12 */
+	{ "tether_perf_event_open_attr", "perf_event_open", 2, true },
+	{ "tether_perf_event_open", "perf_event_open", 1, true },
+	{ NULL },
+};
+
+/*
+ * Required, not optional: without them a run could leave through a user
+ * namespace or reach keys outside it.  Said by name rather than left to a
+ * failed load.
+ */
+static const struct required_hook proc_required[] = {
+	{ "userns_create", 1, "Linux 6.1 or later" },
+	{ "key_alloc", 3, "CONFIG_KEYS" },
+	{ "key_permission", 3, "CONFIG_KEYS" },
+	{ "file_fcntl", 3, "any supported kernel" },
+	{ "ptrace_traceme", 1, "any supported kernel" },
+	{ NULL },
+};
+
+static const struct required_hook kernel_required[] = {
+	{ "syslog", 1, "any supported kernel" },
+	{ "settime", 2, "any supported kernel" },
+	{ NULL },
+};
+
+/* Kernel functions the fentry/fexit programs attach to (not LSM hooks). */
+static const char *const proc_traced[] = { "security_key_free", NULL };
+static const char *const kernel_traced[] = { "cap_capable", NULL };
+
+/*
+ * The BPF objects, one per concern (bpf/NAME.bpf.c).  Adding one is a row
+ * here and a SKEL_OPS line above.  Its links are pinned as link_<program>
+ * (program names are unique across objects), its rodata as rodata_<name>;
+ * the shared maps below are created once and given to every object.  `lsm`:
+ * the object needs BPF-LSM or fentry (tl_net_open_unpinned leaves it out).
+ */
+static const struct bpf_object_row {
+	const char *name;
+	const struct skel_ops *ops;
+	enum attach_kind attach;
+	bool lsm;
+	const struct hook_variant *variants;
+	const struct required_hook *required;
+	const char *const *traced;
+} objects[] = {
+	{ "fs", &fs_ops, ATTACH_TRACING, true, fs_variants, NULL, NULL },
+	{ "proc", &proc_ops, ATTACH_TRACING, true, NULL, proc_required, proc_traced },
+	{ "kernel", &kernel_ops, ATTACH_TRACING, true, kernel_variants, kernel_required,
+	  kernel_traced },
+	{ "sock", &sock_ops, ATTACH_TRACING, true, NULL, NULL, NULL },
+	{ "net", &net_ops, ATTACH_CGROUP, false, NULL, NULL, NULL },
+};
+#define OBJECT_COUNT (sizeof(objects) / sizeof(objects[0]))
+/* The object whose rodata says which cgroup level the pinned set serves. */
+#define LEVEL_OBJECT 0
+
+/*
+ * The maps of bpf/lib/maps.h, shared by every object and pinned once;
+ * `node_fd` is where tl_node keeps its fd (-1: userspace needs none).
+ */
+static const struct shared_map {
+	const char *name;
+	ptrdiff_t node_fd;
+} shared_maps[] = {
+	{ "runs", offsetof(struct tl_node, runs_fd) },
+	{ "run_seq", offsetof(struct tl_node, run_seq_fd) },
+	{ "audit_rings", offsetof(struct tl_node, audit_rings_fd) },
+	{ "path_rules", offsetof(struct tl_node, path_rules_fd) },
+	{ "inode_rules", offsetof(struct tl_node, inode_rules_fd) },
+	{ "ptys", offsetof(struct tl_node, ptys_fd) },
+	{ "abstract_sockets", offsetof(struct tl_node, abstract_fd) },
+	{ "run_keys", offsetof(struct tl_node, run_keys_fd) },
+	{ "net_rules", offsetof(struct tl_node, net_rules_fd) },
+	{ "walk_scratch", -1 },
+};
+#define SHARED_MAP_COUNT (sizeof(shared_maps) / sizeof(shared_maps[0]))
+
+static int *node_fd(struct tl_node *node, const struct shared_map *m)
+{
+	return (int *)((char *)node + m->node_fd);
+}
+
+static void node_init(struct tl_node *node)
+{
+	*node = (struct tl_node){ 0 };
+	for (size_t i = 0; i < SHARED_MAP_COUNT; i++)
+		if (shared_maps[i].node_fd >= 0)
+			*node_fd(node, &shared_maps[i]) = -1;
+}
+
+/*
  * FNV-1a over 64-bit words (the tail byte by byte): identity, not security.
- * Every run hashes both objects (about 2 MB), so a word at a time.
+ * Every run hashes every object (about 2 MB), so a word at a time.
  */
 static uint64_t hash_bytes(uint64_t hash, const unsigned char *p, size_t size)
 {
@@ -73,16 +280,17 @@ static uint64_t hash_bytes(uint64_t hash, const unsigned char *p, size_t size)
 const char *tl_pin_dir(void)
 {
 	static char dir[64];
-	const unsigned char *elf;
 	uint64_t hash = 0xcbf29ce484222325ULL;
-	size_t size;
 
 	if (dir[0])
 		return dir;
-	elf = fs_bpf__elf_bytes(&size);
-	hash = hash_bytes(hash, elf, size);
-	elf = net_bpf__elf_bytes(&size);
-	hash = hash_bytes(hash, elf, size);
+	/* every object: a change to any program or map layout is another set */
+	for (size_t i = 0; i < OBJECT_COUNT; i++) {
+		size_t size;
+		const unsigned char *elf = objects[i].ops->elf_bytes(&size);
+
+		hash = hash_bytes(hash, elf, size);
+	}
 	snprintf(dir, sizeof(dir), "%s/%016llx", TETHER_PIN_ROOT, (unsigned long long)hash);
 	return dir;
 }
@@ -98,19 +306,6 @@ static bool pinned(const char *prefix, const char *name)
 
 	pin_path(path, sizeof(path), prefix, name);
 	return access(path, F_OK) == 0;
-}
-
-/* The rodata map as pinned: libbpf names it "<object>.rodata". */
-static struct bpf_map *rodata_map(struct fs_bpf *skel)
-{
-	return skel->maps.rodata;
-}
-
-static struct bpf_map *map_by_pin_name(struct fs_bpf *skel, const char *name)
-{
-	if (strcmp(name, "rodata") == 0)
-		return rodata_map(skel);
-	return bpf_object__find_map_by_name(skel->obj, name);
 }
 
 static int make_pin_dir(struct tl_error *err)
@@ -143,142 +338,98 @@ static int hook_arity(const struct btf *vmlinux, const char *hook)
 	return t && btf_is_func_proto(t) ? btf_vlen(t) : -EINVAL;
 }
 
-/* LSM hooks some kernels lack that tether cannot do without, and what provides them. */
-static const struct {
-	const char *name;
-	int arity;
-	const char *needs;
-} required_hooks[] = {
-	{ "userns_create", 1, "Linux 6.1 or later" },
-	{ "key_alloc", 3, "CONFIG_KEYS" },
-	{ "key_permission", 3, "CONFIG_KEYS" },
-	{ "file_fcntl", 3, "any supported kernel" },
-	{ "syslog", 1, "any supported kernel" },
-	{ "settime", 2, "any supported kernel" },
-	{ "ptrace_traceme", 1, "any supported kernel" },
-};
-
-/* Kernel functions the fentry/fexit programs attach to (not LSM hooks). */
-static const char *const traced_functions[] = { "cap_capable", "security_key_free" };
-
 /*
  * Hooks whose signature changed between supported kernels come as one
  * program per signature, and hooks newer than 6.1 are optional; keep what
  * this kernel has.  Must run right after opening the skeleton, before pins
  * are counted or programs loaded.
  */
-static int select_programs(struct fs_bpf *skel, struct tl_error *err)
+static int select_programs(const struct bpf_object_row *row, void *skel,
+			   const struct btf *vmlinux, struct tl_error *err)
 {
-	struct btf *vmlinux = btf__load_vmlinux_btf();
-	int arity;
+	struct bpf_object *obj = row->ops->object(skel);
 
-	if (!vmlinux)
-		return fail(err, errno, "reading the kernel's BTF (/sys/kernel/btf/vmlinux)");
-	arity = hook_arity(vmlinux, "inode_setattr");
-	if (arity != 2 && arity != 3) {
-		btf__free(vmlinux);
-		return fail(err, arity < 0 ? arity : EINVAL,
-			    "reading the signature of the inode_setattr LSM hook from kernel BTF");
+	for (const struct hook_variant *v = row->variants; v && v->prog; v++) {
+		struct bpf_program *prog = bpf_object__find_program_by_name(obj, v->prog);
+		int arity = hook_arity(vmlinux, v->hook);
+		bool any = false;
+
+		if (!prog)
+			return fail(err, ENOENT, "the %s object has no program %s", row->name,
+				    v->prog);
+		bpf_program__set_autoload(prog, arity == v->arity);
+		if (!v->required)
+			continue;
+		for (const struct hook_variant *w = row->variants; w->prog; w++)
+			any |= strcmp(w->hook, v->hook) == 0 && w->arity == arity;
+		if (!any)
+			return fail(err, arity < 0 ? arity : EINVAL,
+				    "reading the signature of the %s LSM hook from kernel BTF",
+				    v->hook);
 	}
-	/* inode_setattr gained a leading idmap argument in 6.3 */
-	bpf_program__set_autoload(skel->progs.tether_inode_setattr_idmap, arity == 3);
-	bpf_program__set_autoload(skel->progs.tether_inode_setattr_legacy, arity == 2);
-	/* 6.2+: ACLs have hooks of their own; before, they went through setxattr */
-	bpf_program__set_autoload(skel->progs.tether_inode_set_acl,
-				  hook_arity(vmlinux, "inode_set_acl") == 4);
-	bpf_program__set_autoload(skel->progs.tether_inode_remove_acl,
-				  hook_arity(vmlinux, "inode_remove_acl") == 3);
-	bpf_program__set_autoload(skel->progs.tether_file_ioctl_compat,
-				  hook_arity(vmlinux, "file_ioctl_compat") == 3);
-	/* the bpf hook gained a `kernel` argument after 6.12 */
-	arity = hook_arity(vmlinux, "bpf");
-	bpf_program__set_autoload(skel->progs.tether_bpf, arity == 3);
-	bpf_program__set_autoload(skel->progs.tether_bpf_kernel, arity == 4);
-	if (arity != 3 && arity != 4) {
-		btf__free(vmlinux);
-		return fail(err, arity < 0 ? arity : EINVAL,
-			    "reading the signature of the bpf LSM hook from kernel BTF");
-	}
-	/* 6.9+: the last close of a file has a hook before release */
-	bpf_program__set_autoload(skel->progs.tether_file_release,
-				  hook_arity(vmlinux, "file_release") == 1);
-	/* 6.2+: ftruncate no longer passes path_truncate */
-	bpf_program__set_autoload(skel->progs.tether_file_truncate,
-				  hook_arity(vmlinux, "file_truncate") == 1);
-	/* perf_event_open lost its attr argument in 6.12 */
-	arity = hook_arity(vmlinux, "perf_event_open");
-	bpf_program__set_autoload(skel->progs.tether_perf_event_open_attr, arity == 2);
-	bpf_program__set_autoload(skel->progs.tether_perf_event_open, arity == 1);
-	if (arity != 1 && arity != 2) {
-		btf__free(vmlinux);
-		return fail(err, arity < 0 ? arity : EINVAL,
-			    "reading the signature of the perf_event_open LSM hook from kernel BTF");
-	}
-	/*
-	 * Required, not optional: without them a run could leave through a
-	 * user namespace or reach keys outside it.  Said here by name rather
-	 * than left to a failed load.
-	 */
-	for (size_t i = 0; i < sizeof(required_hooks) / sizeof(required_hooks[0]); i++) {
-		if (hook_arity(vmlinux, required_hooks[i].name) != required_hooks[i].arity) {
-			btf__free(vmlinux);
+	for (const struct required_hook *h = row->required; h && h->name; h++)
+		if (hook_arity(vmlinux, h->name) != h->arity)
 			return fail(err, ENOTSUP,
-				    "this kernel has no %s LSM hook with %d arguments (%s)",
-				    required_hooks[i].name, required_hooks[i].arity,
-				    required_hooks[i].needs);
-		}
-	}
-	for (size_t i = 0; i < sizeof(traced_functions) / sizeof(traced_functions[0]); i++) {
-		if (btf__find_by_name_kind(vmlinux, traced_functions[i], BTF_KIND_FUNC) < 0) {
-			btf__free(vmlinux);
+				    "this kernel has no %s LSM hook with %d arguments (%s)", h->name,
+				    h->arity, h->needs);
+	for (const char *const *f = row->traced; f && *f; f++)
+		if (btf__find_by_name_kind(vmlinux, *f, BTF_KIND_FUNC) < 0)
 			return fail(err, ENOTSUP,
-				    "this kernel's BTF has no function %s to trace (fentry/fexit)",
-				    traced_functions[i]);
-		}
-	}
-	btf__free(vmlinux);
+				    "this kernel's BTF has no function %s to trace (fentry/fexit)", *f);
 	return 0;
 }
 
 /*
  * Which programs select_programs() kept, pinned as one array map next to
- * the links ("autoload": a byte per program, in the order of the
- * skeleton's program table), so that later controllers need neither read
- * the kernel's BTF nor open the objects (parsing them and the BTF took most
- * of a run's setup).  It is pinned last, after a complete load; without it,
- * or with a set it does not describe, the objects are opened and the BTF
- * decides, as on the first load.
+ * the links ("autoload": a byte per program, the objects' program tables
+ * one after another in the order of `objects`), so that later controllers
+ * need neither read the kernel's BTF nor open the objects (parsing them and
+ * the BTF took most of a run's setup).  It is pinned last, after a complete
+ * load; without it, or with a set it does not describe, the objects are
+ * opened and the BTF decides, as on the first load.
  */
 #define AUTOLOAD_PIN	"autoload"
 #define AUTOLOAD_MAX	256
 
 /* The objects' program tables, without opening (parsing) the objects. */
 struct obj_tables {
-	struct fs_bpf *fs;
-	struct net_bpf *net;
+	void *skel[OBJECT_COUNT];
 };
-
-static int tables_open(struct obj_tables *t)
-{
-	*t = (struct obj_tables){ calloc(1, sizeof(*t->fs)), calloc(1, sizeof(*t->net)) };
-	if (!t->fs || !t->net || fs_bpf__create_skeleton(t->fs) || net_bpf__create_skeleton(t->net))
-		return -ENOMEM;
-	if (t->fs->skeleton->prog_cnt > AUTOLOAD_MAX)
-		return -E2BIG;
-	return 0;
-}
 
 static void tables_close(struct obj_tables *t)
 {
-	fs_bpf__destroy(t->fs);	/* its object was never opened: frees the tables */
-	net_bpf__destroy(t->net);
+	for (size_t i = 0; i < OBJECT_COUNT; i++) {
+		/* its object was never opened: frees the tables */
+		if (t->skel[i])
+			objects[i].ops->destroy(t->skel[i]);
+		t->skel[i] = NULL;
+	}
+}
+
+static int tables_open(struct obj_tables *t)
+{
+	size_t progs = 0;
+
+	*t = (struct obj_tables){ 0 };
+	for (size_t i = 0; i < OBJECT_COUNT; i++) {
+		t->skel[i] = objects[i].ops->tables();
+		if (!t->skel[i])
+			return -ENOMEM;
+		progs += (size_t)objects[i].ops->table(t->skel[i])->prog_cnt;
+	}
+	return progs > AUTOLOAD_MAX ? -E2BIG : 0;
+}
+
+static const struct bpf_object_skeleton *table_of(const struct obj_tables *t, size_t i)
+{
+	return objects[i].ops->table(t->skel[i]);
 }
 
 static void pin_autoload(const unsigned char flags[AUTOLOAD_MAX])
 {
 	char path[256];
 	__u32 zero = 0;
-	int fd;
+	_cleanup_close_ int fd = -1;
 
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, AUTOLOAD_PIN, sizeof(zero), AUTOLOAD_MAX, 1, NULL);
 	if (fd < 0)
@@ -286,7 +437,6 @@ static void pin_autoload(const unsigned char flags[AUTOLOAD_MAX])
 	pin_path(path, sizeof(path), "", AUTOLOAD_PIN);
 	if (bpf_map_update_elem(fd, &zero, flags, BPF_ANY) == 0)
 		bpf_obj_pin(fd, path);
-	close(fd);
 }
 
 /* The pinned "autoload" record: 0, or -ENOENT when there is none. */
@@ -295,86 +445,86 @@ static int read_autoload(unsigned char flags[AUTOLOAD_MAX])
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info), zero = 0;
 	char path[256];
-	int fd, r;
+	_cleanup_close_ int fd = -1;
 
 	pin_path(path, sizeof(path), "", AUTOLOAD_PIN);
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return -ENOENT;
-	r = bpf_obj_get_info_by_fd(fd, &info, &len) || info.value_size != AUTOLOAD_MAX ||
-		    bpf_map_lookup_elem(fd, &zero, flags) ? -ENOENT : 0;
-	close(fd);
-	return r;
+	return bpf_obj_get_info_by_fd(fd, &info, &len) || info.value_size != AUTOLOAD_MAX ||
+			       bpf_map_lookup_elem(fd, &zero, flags)
+		       ? -ENOENT
+		       : 0;
 }
 
 /*
- * Counts the pins of a complete set: every map above and one link per
- * program, those of fs whose flag is set (select_programs' choice).
+ * Counts the pins of a complete set: every shared map, each object's
+ * rodata, and one link per program whose flag is set (select_programs'
+ * choice; cgroup programs are never variants).
  */
 static void count_pins(const struct obj_tables *t, const unsigned char *flags, size_t *present,
 		       size_t *expected)
 {
-	const struct bpf_object_skeleton *fs = t->fs->skeleton, *net = t->net->skeleton;
-	size_t i;
+	size_t flag = 0;
+	char name[64];
 
 	*present = *expected = 0;
-	for (i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++) {
+	for (size_t i = 0; i < SHARED_MAP_COUNT; i++) {
 		(*expected)++;
-		*present += pinned("", pinned_maps[i]);
+		*present += pinned("", shared_maps[i].name);
 	}
-	for (i = 0; i < sizeof(net_pinned_maps) / sizeof(net_pinned_maps[0]); i++) {
+	for (size_t i = 0; i < OBJECT_COUNT; i++) {
+		const struct bpf_object_skeleton *s = table_of(t, i);
+
+		snprintf(name, sizeof(name), "rodata_%s", objects[i].name);
 		(*expected)++;
-		*present += pinned("", net_pinned_maps[i]);
-	}
-	for (int p = 0; p < fs->prog_cnt; p++) {
-		if (!flags[p])
-			continue;
-		(*expected)++;
-		*present += pinned("link_", fs->progs[p].name);
-	}
-	for (int p = 0; p < net->prog_cnt; p++) {
-		(*expected)++;
-		*present += pinned("link_", net->progs[p].name);
-	}
-}
-
-/* select_programs' choice as flags in the fs table's order. */
-static void autoload_flags(struct fs_bpf *skel, const struct obj_tables *t,
-			   unsigned char flags[AUTOLOAD_MAX])
-{
-	const struct bpf_object_skeleton *s = t->fs->skeleton;
-
-	memset(flags, 0, AUTOLOAD_MAX);
-	for (int i = 0; i < s->prog_cnt; i++) {
-		struct bpf_program *prog = bpf_object__find_program_by_name(skel->obj,
-									     s->progs[i].name);
-
-		flags[i] = prog && bpf_program__autoload(prog);
-	}
-}
-
-static void unpin_all(struct fs_bpf *skel, struct net_bpf *net)
-{
-	struct bpf_program *prog;
-	char path[256];
-	size_t i;
-
-	bpf_object__for_each_program(prog, skel->obj) {
-		pin_path(path, sizeof(path), "link_", bpf_program__name(prog));
-		unlink(path);
-	}
-	if (net) {
-		bpf_object__for_each_program(prog, net->obj) {
-			pin_path(path, sizeof(path), "link_", bpf_program__name(prog));
-			unlink(path);
+		*present += pinned("", name);
+		for (int p = 0; p < s->prog_cnt; p++, flag++) {
+			if (!flags[flag])
+				continue;
+			(*expected)++;
+			*present += pinned("link_", s->progs[p].name);
 		}
 	}
-	for (i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++) {
-		pin_path(path, sizeof(path), "", pinned_maps[i]);
+}
+
+/* select_programs' choice as flags in the tables' order. */
+static void autoload_flags(void *const skel[OBJECT_COUNT], const struct obj_tables *t,
+			   unsigned char flags[AUTOLOAD_MAX])
+{
+	size_t flag = 0;
+
+	memset(flags, 0, AUTOLOAD_MAX);
+	for (size_t i = 0; i < OBJECT_COUNT; i++) {
+		const struct bpf_object_skeleton *s = table_of(t, i);
+		struct bpf_object *obj = objects[i].ops->object(skel[i]);
+
+		for (int p = 0; p < s->prog_cnt; p++, flag++) {
+			struct bpf_program *prog =
+				bpf_object__find_program_by_name(obj, s->progs[p].name);
+
+			flags[flag] = prog && bpf_program__autoload(prog);
+		}
+	}
+}
+
+static void unpin_all(const struct obj_tables *t)
+{
+	char path[256], name[64];
+
+	for (size_t i = 0; i < OBJECT_COUNT; i++) {
+		const struct bpf_object_skeleton *s = table_of(t, i);
+
+		for (int p = 0; p < s->prog_cnt; p++) {
+			pin_path(path, sizeof(path), "link_", s->progs[p].name);
+			unlink(path);
+		}
+		snprintf(name, sizeof(name), "rodata_%s", objects[i].name);
+		pin_path(path, sizeof(path), "", name);
 		unlink(path);
 	}
-	for (i = 0; i < sizeof(net_pinned_maps) / sizeof(net_pinned_maps[0]); i++) {
-		pin_path(path, sizeof(path), "", net_pinned_maps[i]);
+	for (size_t i = 0; i < SHARED_MAP_COUNT; i++) {
+		pin_path(path, sizeof(path), "", shared_maps[i].name);
 		unlink(path);
 	}
 	pin_path(path, sizeof(path), "", AUTOLOAD_PIN);
@@ -398,65 +548,10 @@ int tl_cgroup_id(int dir_fd, uint64_t *id)
 }
 
 /*
- * Loads the network programs, sharing `runs` and `audit_rings` when their
- * fds are given, and attaches them to the parent cgroup.  With `pin`, pins
- * links and maps and keeps no link open; without, returns the links.
- */
-static int net_load(struct net_bpf *net, uint32_t level, int runs_fd, int rings_fd,
-		    int parent_fd, bool pin, struct tl_node *node, struct tl_error *err)
-{
-	struct bpf_program *prog;
-	char path[256];
-	size_t n = 0;
-	int r;
-
-	net->rodata->run_cgroup_level = level;
-	if (runs_fd >= 0 && (bpf_map__reuse_fd(net->maps.runs, runs_fd) ||
-			     bpf_map__reuse_fd(net->maps.audit_rings, rings_fd)))
-		return fail(err, errno, "sharing the runs map with the network programs");
-	r = net_bpf__load(net);
-	if (r)
-		return fail(err, r, "loading the cgroup-BPF network programs into the kernel");
-	if (!pin) {
-		bpf_object__for_each_program(prog, net->obj)
-			n++;
-		node->links = calloc(n, sizeof(*node->links));
-		if (!node->links)
-			return fail(err, ENOMEM, "allocating links");
-	}
-	bpf_object__for_each_program(prog, net->obj) {
-		struct bpf_link *link = bpf_program__attach_cgroup(prog, parent_fd);
-
-		if (!link)
-			return fail(err, errno, "attaching cgroup-BPF program %s",
-				    bpf_program__name(prog));
-		if (!pin) {
-			node->links[node->link_count++] = link;
-			continue;
-		}
-		pin_path(path, sizeof(path), "link_", bpf_program__name(prog));
-		r = bpf_link__pin(link, path);
-		bpf_link__destroy(link);
-		if (r)
-			return fail(err, r, "pinning %s", path);
-	}
-	if (!pin)
-		return 0;
-	pin_path(path, sizeof(path), "", "net_rules");
-	r = bpf_map__pin(net->maps.net_rules, path);
-	if (!r) {
-		pin_path(path, sizeof(path), "", "net_rodata");
-		r = bpf_map__pin(net->maps.rodata, path);
-	}
-	return r ? fail(err, r, "pinning %s", path) : 0;
-}
-
-/*
- * The pinned network links must be attached to this parent cgroup: one
+ * The pinned cgroup links must be attached to this parent cgroup: one
  * removed and made again has another id, and its runs would go unchecked.
  */
-static int check_net_links(const struct bpf_object_skeleton *net, int parent_fd,
-			   struct tl_error *err)
+static int check_cgroup_links(const struct obj_tables *t, int parent_fd, struct tl_error *err)
 {
 	uint64_t parent_id = 0;
 	char path[256];
@@ -464,82 +559,261 @@ static int check_net_links(const struct bpf_object_skeleton *net, int parent_fd,
 
 	if (r)
 		return fail(err, r, "reading the cgroup id of the run cgroups' parent");
-	for (int p = 0; p < net->prog_cnt; p++) {
-		const char *name = net->progs[p].name;
-		struct bpf_link_info info = {};
-		__u32 len = sizeof(info);
-		int fd;
+	for (size_t i = 0; i < OBJECT_COUNT; i++) {
+		const struct bpf_object_skeleton *s = table_of(t, i);
 
-		pin_path(path, sizeof(path), "link_", name);
-		fd = bpf_obj_get(path);
-		if (fd < 0)
-			return fail(err, errno, "opening pinned link %s", path);
-		r = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
-		close(fd);
-		if (r)
-			return fail(err, r, "reading pinned link %s", path);
-		if (info.type != BPF_LINK_TYPE_CGROUP || info.cgroup.cgroup_id != parent_id)
-			return fail(err, ESTALE,
-				    "the pinned network program %s is attached to cgroup %llu, not "
-				    "to the run cgroups' parent (%llu), which was made again since; "
-				    "when no run is live, reload with: rm -r %s",
-				    name,
-				    (unsigned long long)info.cgroup.cgroup_id,
-				    (unsigned long long)parent_id, tl_pin_dir());
+		if (objects[i].attach != ATTACH_CGROUP)
+			continue;
+		for (int p = 0; p < s->prog_cnt; p++) {
+			const char *name = s->progs[p].name;
+			struct bpf_link_info info = {};
+			__u32 len = sizeof(info);
+			_cleanup_close_ int fd = -1;
+
+			pin_path(path, sizeof(path), "link_", name);
+			fd = bpf_obj_get(path);
+			if (fd < 0)
+				return fail(err, errno, "opening pinned link %s", path);
+			if (bpf_obj_get_info_by_fd(fd, &info, &len))
+				return fail(err, errno, "reading pinned link %s", path);
+			if (info.type != BPF_LINK_TYPE_CGROUP || info.cgroup.cgroup_id != parent_id)
+				return fail(err, ESTALE,
+					    "the pinned network program %s is attached to cgroup "
+					    "%llu, not to the run cgroups' parent (%llu), which was "
+					    "made again since; when no run is live, reload with: "
+					    "rm -r %s",
+					    name, (unsigned long long)info.cgroup.cgroup_id,
+					    (unsigned long long)parent_id, tl_pin_dir());
+		}
 	}
 	return 0;
 }
 
-/* Loads and attaches every program; pins maps and links when `pin` is set. */
-static int load_and_attach(struct fs_bpf *skel, struct net_bpf *net, uint32_t level,
-			   int parent_fd, bool pin, struct tl_error *err)
+/* The opened objects of one load, in the order of `objects`; NULL: not opened. */
+struct obj_set {
+	void *skel[OBJECT_COUNT];
+};
+
+static void set_close(struct obj_set *set)
 {
-	struct bpf_program *prog;
+	for (size_t i = 0; i < OBJECT_COUNT; i++) {
+		if (set->skel[i])
+			objects[i].ops->destroy(set->skel[i]);
+		set->skel[i] = NULL;
+	}
+}
+
+enum set_which {
+	SET_ALL,
+	SET_LSM,	/* the objects that need BPF-LSM or fentry */
+	SET_NO_LSM,	/* the others */
+};
+
+static int set_open(struct obj_set *set, enum set_which which, struct tl_error *err)
+{
+	*set = (struct obj_set){ 0 };
+	for (size_t i = 0; i < OBJECT_COUNT; i++) {
+		if ((which == SET_LSM && !objects[i].lsm) || (which == SET_NO_LSM && objects[i].lsm))
+			continue;
+		set->skel[i] = objects[i].ops->open();
+		if (!set->skel[i])
+			return fail(err, errno, "opening the embedded BPF object %s", objects[i].name);
+	}
+	return 0;
+}
+
+static int set_select(struct obj_set *set, struct tl_error *err)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	int r = 0;
+
+	if (!vmlinux)
+		return fail(err, errno, "reading the kernel's BTF (/sys/kernel/btf/vmlinux)");
+	for (size_t i = 0; i < OBJECT_COUNT && !r; i++)
+		if (set->skel[i])
+			r = select_programs(&objects[i], set->skel[i], vmlinux, err);
+	btf__free(vmlinux);
+	return r;
+}
+
+static void close_shared(int fds[SHARED_MAP_COUNT])
+{
+	for (size_t i = 0; i < SHARED_MAP_COUNT; i++) {
+		if (fds[i] >= 0)
+			close(fds[i]);
+		fds[i] = -1;
+	}
+}
+
+/*
+ * Creates the shared maps as `obj` defines them (every object has the same
+ * definitions: bpf/lib/maps.h), without loading it.  libbpf would create
+ * them with the first object's load; doing it here, before any load, lets
+ * every object reuse the same fds, and the unit tests get the real maps.
+ */
+static int create_shared(struct bpf_object *obj, int fds[SHARED_MAP_COUNT], struct tl_error *err)
+{
+	for (size_t i = 0; i < SHARED_MAP_COUNT; i++)
+		fds[i] = -1;
+	for (size_t i = 0; i < SHARED_MAP_COUNT; i++) {
+		struct bpf_map *map = bpf_object__find_map_by_name(obj, shared_maps[i].name);
+		LIBBPF_OPTS(bpf_map_create_opts, opts);
+		_cleanup_close_ int inner_fd = -1;
+		struct bpf_map *inner;
+
+		if (!map) {
+			close_shared(fds);
+			return fail(err, ENOENT, "the BPF objects have no map %s",
+				    shared_maps[i].name);
+		}
+		opts.map_flags = bpf_map__map_flags(map);
+		inner = bpf_map__inner_map(map);
+		if (inner) {
+			inner_fd = bpf_map_create(bpf_map__type(inner), NULL,
+						  bpf_map__key_size(inner),
+						  bpf_map__value_size(inner),
+						  bpf_map__max_entries(inner), NULL);
+			if (inner_fd < 0) {
+				close_shared(fds);
+				return fail(err, errno, "creating the inner map of %s",
+					    shared_maps[i].name);
+			}
+			opts.inner_map_fd = inner_fd;
+		}
+		fds[i] = bpf_map_create(bpf_map__type(map), shared_maps[i].name,
+					bpf_map__key_size(map), bpf_map__value_size(map),
+					bpf_map__max_entries(map), &opts);
+		if (fds[i] < 0) {
+			close_shared(fds);
+			return fail(err, errno, "creating map %s", shared_maps[i].name);
+		}
+	}
+	return 0;
+}
+
+/* Every opened object of `set` uses the shared maps `fds`. */
+static int set_reuse(struct obj_set *set, const int fds[SHARED_MAP_COUNT], struct tl_error *err)
+{
+	for (size_t i = 0; i < OBJECT_COUNT; i++) {
+		struct bpf_object *obj;
+
+		if (!set->skel[i])
+			continue;
+		obj = objects[i].ops->object(set->skel[i]);
+		for (size_t m = 0; m < SHARED_MAP_COUNT; m++) {
+			struct bpf_map *map = bpf_object__find_map_by_name(obj, shared_maps[m].name);
+
+			if (!map || bpf_map__reuse_fd(map, fds[m]))
+				return fail(err, map ? errno : ENOENT,
+					    "sharing map %s with the %s object", shared_maps[m].name,
+					    objects[i].name);
+		}
+	}
+	return 0;
+}
+
+/*
+ * Loads and attaches every opened object.  With `pin`, pins links (a pinned
+ * link stays attached after its fd is closed) and keeps none open; without,
+ * the links are kept in `node` (tl_net_open_unpinned), or, when node is
+ * NULL, closed at once, which detaches them (tl_probe_lsm).
+ */
+static int set_load(struct obj_set *set, uint32_t level, int parent_fd, bool pin,
+		    struct tl_node *node, struct tl_error *err)
+{
 	char path[256];
-	size_t i;
 	int r;
 
-	skel->rodata->run_cgroup_level = level;
-	r = fs_bpf__load(skel);
-	if (r)
-		return fail(err, r, "loading the BPF-LSM and tracing programs into the kernel");
-	bpf_object__for_each_program(prog, skel->obj) {
-		struct bpf_link *link;
-
-		if (!bpf_program__autoload(prog))
+	for (size_t i = 0; i < OBJECT_COUNT; i++) {
+		if (!set->skel[i])
 			continue;
-		link = bpf_program__attach(prog);
-		if (!link) {
-			r = -errno;
-			if (pin)
-				unpin_all(skel, net);
-			return fail(err, r, "attaching BPF program %s", bpf_program__name(prog));
-		}
-		if (pin) {
-			pin_path(path, sizeof(path), "link_", bpf_program__name(prog));
-			r = bpf_link__pin(link, path);
-		}
-		/* A pinned link stays attached after its fd is closed; an unpinned one detaches. */
-		bpf_link__destroy(link);
-		if (r) {
-			unpin_all(skel, net);
-			return fail(err, r, "pinning %s", path);
+		objects[i].ops->set_level(set->skel[i], level);
+		r = objects[i].ops->load(set->skel[i]);
+		if (r)
+			return fail(err, r, "loading the %s BPF programs into the kernel",
+				    objects[i].name);
+	}
+	for (size_t i = 0; i < OBJECT_COUNT; i++) {
+		struct bpf_program *prog;
+
+		if (!set->skel[i])
+			continue;
+		bpf_object__for_each_program(prog, objects[i].ops->object(set->skel[i])) {
+			struct bpf_link *link;
+			void **grown;
+
+			if (!bpf_program__autoload(prog))
+				continue;
+			link = objects[i].attach == ATTACH_CGROUP
+				       ? bpf_program__attach_cgroup(prog, parent_fd)
+				       : bpf_program__attach(prog);
+			if (!link)
+				return fail(err, errno, "attaching BPF program %s",
+					    bpf_program__name(prog));
+			if (pin) {
+				pin_path(path, sizeof(path), "link_", bpf_program__name(prog));
+				r = bpf_link__pin(link, path);
+				bpf_link__destroy(link);
+				if (r)
+					return fail(err, r, "pinning %s", path);
+				continue;
+			}
+			if (!node) {
+				bpf_link__destroy(link);
+				continue;
+			}
+			grown = realloc(node->links, (node->link_count + 1) * sizeof(*grown));
+			if (!grown) {
+				bpf_link__destroy(link);
+				return fail(err, ENOMEM, "allocating links");
+			}
+			node->links = grown;
+			node->links[node->link_count++] = link;
 		}
 	}
-	if (!pin)
-		return 0;
-	for (i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++) {
-		pin_path(path, sizeof(path), "", pinned_maps[i]);
-		r = bpf_map__pin(map_by_pin_name(skel, pinned_maps[i]), path);
-		if (r) {
-			unpin_all(skel, net);
-			return fail(err, r, "pinning %s", path);
-		}
+	return 0;
+}
+
+/* Pins the shared maps and each object's rodata (the level check reads it). */
+static int set_pin_maps(struct obj_set *set, const int fds[SHARED_MAP_COUNT],
+			struct tl_error *err)
+{
+	char path[256], name[64];
+	int r;
+
+	for (size_t i = 0; i < SHARED_MAP_COUNT; i++) {
+		pin_path(path, sizeof(path), "", shared_maps[i].name);
+		if (bpf_obj_pin(fds[i], path))
+			return fail(err, errno, "pinning %s", path);
 	}
-	r = net_load(net, level, bpf_map__fd(skel->maps.runs), bpf_map__fd(skel->maps.audit_rings),
-		     parent_fd, true, NULL, err);
+	for (size_t i = 0; i < OBJECT_COUNT; i++) {
+		snprintf(name, sizeof(name), "rodata_%s", objects[i].name);
+		pin_path(path, sizeof(path), "", name);
+		r = bpf_map__pin(objects[i].ops->rodata(set->skel[i]), path);
+		if (r)
+			return fail(err, r, "pinning %s", path);
+	}
+	return 0;
+}
+
+/* The first load of this set on the node: everything loaded, attached and pinned. */
+static int load_and_pin(struct obj_set *set, const struct obj_tables *t, uint32_t level,
+			int parent_fd, struct tl_error *err)
+{
+	int fds[SHARED_MAP_COUNT];
+	int r;
+
+	r = create_shared(objects[0].ops->object(set->skel[0]), fds, err);
 	if (r)
-		unpin_all(skel, net);
+		return r;
+	r = set_reuse(set, fds, err);
+	if (!r)
+		r = set_load(set, level, parent_fd, true, NULL, err);
+	if (!r)
+		r = set_pin_maps(set, fds, err);
+	if (r)
+		unpin_all(t);
+	close_shared(fds);
 	return r;
 }
 
@@ -557,35 +831,56 @@ static int open_pinned_map(const char *name, int *fd, struct tl_error *err)
 /* The level the pinned programs were loaded for, read back from their rodata. */
 static int pinned_level(uint32_t *level, struct tl_error *err)
 {
+	const size_t offset = objects[LEVEL_OBJECT].ops->level_offset;
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info);
 	__u32 zero = 0;
-	char *value = NULL;
-	int fd, r;
+	_cleanup_free_ char *value = NULL;
+	_cleanup_close_ int fd = -1;
+	char name[64];
+	int r;
 
-	r = open_pinned_map("rodata", &fd, err);
+	snprintf(name, sizeof(name), "rodata_%s", objects[LEVEL_OBJECT].name);
+	r = open_pinned_map(name, &fd, err);
 	if (r)
 		return r;
 	r = bpf_obj_get_info_by_fd(fd, &info, &info_len);
-	if (r || info.value_size < offsetof(struct fs_bpf__rodata, run_cgroup_level) + 4) {
-		r = fail(err, r ? errno : EINVAL, "reading the pinned programs' settings");
-		goto out;
-	}
+	if (r || info.value_size < offset + sizeof(*level))
+		return fail(err, r ? errno : EINVAL, "reading the pinned programs' settings");
 	value = calloc(1, info.value_size);
-	if (!value) {
-		r = -ENOMEM;
-		goto out;
+	if (!value)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(fd, &zero, value))
+		return fail(err, errno, "reading the pinned programs' settings");
+	memcpy(level, value + offset, sizeof(*level));
+	return 0;
+}
+
+/* Maps run_seq: the counters userspace takes numbers from (tl_run_seq_next). */
+static int map_run_seq(struct tl_node *node, struct tl_error *err)
+{
+	size_t size = sizeof(uint64_t) * TETHER_RUN_SEQ_ENTRIES;
+	void *p;
+
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, node->run_seq_fd, 0);
+	if (p == MAP_FAILED)
+		return fail(err, errno, "mapping the run_seq map");
+	node->run_seq = p;
+	return 0;
+}
+
+/* The node's fds (and run_seq's mapping) from `fds`, which keeps its own. */
+static int node_adopt(struct tl_node *node, const int fds[SHARED_MAP_COUNT],
+		      struct tl_error *err)
+{
+	for (size_t i = 0; i < SHARED_MAP_COUNT; i++) {
+		if (shared_maps[i].node_fd < 0)
+			continue;
+		*node_fd(node, &shared_maps[i]) = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+		if (*node_fd(node, &shared_maps[i]) < 0)
+			return fail(err, errno, "duplicating the fd of map %s", shared_maps[i].name);
 	}
-	if (bpf_map_lookup_elem(fd, &zero, value)) {
-		r = fail(err, errno, "reading the pinned programs' settings");
-		goto out;
-	}
-	memcpy(level, value + offsetof(struct fs_bpf__rodata, run_cgroup_level), sizeof(*level));
-	r = 0;
-out:
-	free(value);
-	close(fd);
-	return r;
+	return map_run_seq(node, err);
 }
 
 int tl_node_open(uint32_t run_cgroup_level, int parent_cgroup_fd, struct tl_node *node,
@@ -593,18 +888,14 @@ int tl_node_open(uint32_t run_cgroup_level, int parent_cgroup_fd, struct tl_node
 {
 	unsigned char flags[AUTOLOAD_MAX];
 	struct obj_tables tables = { 0 };
-	struct net_bpf *net = NULL;
-	struct fs_bpf *skel = NULL;
+	struct obj_set set = { 0 };
 	size_t present = 0, expected = 0;
 	bool complete = false;
 	uint32_t level = 0;
-	int lock_fd = -1;
+	_cleanup_close_ int lock_fd = -1;
 	int r;
 
-	*node = (struct tl_node){
-		.runs_fd = -1, .path_rules_fd = -1, .inode_rules_fd = -1, .audit_rings_fd = -1,
-		.ptys_fd = -1, .abstract_fd = -1, .net_rules_fd = -1, .run_keys_fd = -1,
-	};
+	node_init(node);
 	r = make_pin_dir(err);
 	if (r)
 		return r;
@@ -614,11 +905,9 @@ int tl_node_open(uint32_t run_cgroup_level, int parent_cgroup_fd, struct tl_node
 		return fail(err, errno, "opening %s", tl_pin_dir());
 	/* Bounded: whoever can open the directory can hold its lock. */
 	for (int waited_ms = 0; flock(lock_fd, LOCK_EX | LOCK_NB) < 0; waited_ms += 10) {
-		if (errno != EWOULDBLOCK || waited_ms >= 10000) {
-			r = fail(err, errno == EWOULDBLOCK ? EBUSY : errno,
-				 "locking %s (held for 10 s by another process)", tl_pin_dir());
-			goto out;
-		}
+		if (errno != EWOULDBLOCK || waited_ms >= 10000)
+			return fail(err, errno == EWOULDBLOCK ? EBUSY : errno,
+				    "locking %s (held for 10 s by another process)", tl_pin_dir());
 		usleep(10000);
 	}
 	r = tables_open(&tables);
@@ -635,19 +924,15 @@ int tl_node_open(uint32_t run_cgroup_level, int parent_cgroup_fd, struct tl_node
 		complete = present == expected;
 	}
 	if (!complete) {
-		skel = fs_bpf__open();
-		net = net_bpf__open();
-		if (!skel || !net) {
-			r = fail(err, errno, "opening the embedded BPF objects");
-			goto out;
-		}
-		r = select_programs(skel, err);
+		r = set_open(&set, SET_ALL, err);
+		if (!r)
+			r = set_select(&set, err);
 		if (r)
 			goto out;
-		autoload_flags(skel, &tables, flags);
+		autoload_flags(set.skel, &tables, flags);
 		count_pins(&tables, flags, &present, &expected);
 		if (present == 0) {
-			r = load_and_attach(skel, net, run_cgroup_level, parent_cgroup_fd, true, err);
+			r = load_and_pin(&set, &tables, run_cgroup_level, parent_cgroup_fd, err);
 			if (r)
 				goto out;
 			node->loaded_now = true;
@@ -677,29 +962,16 @@ int tl_node_open(uint32_t run_cgroup_level, int parent_cgroup_fd, struct tl_node
 		goto out;
 	}
 	node->run_cgroup_level = level;
-	r = check_net_links(tables.net->skeleton, parent_cgroup_fd, err);
+	r = check_cgroup_links(&tables, parent_cgroup_fd, err);
+	for (size_t i = 0; i < SHARED_MAP_COUNT && !r; i++)
+		if (shared_maps[i].node_fd >= 0)
+			r = open_pinned_map(shared_maps[i].name, node_fd(node, &shared_maps[i]),
+					    err);
 	if (!r)
-		r = open_pinned_map("runs", &node->runs_fd, err);
-	if (!r)
-		r = open_pinned_map("path_rules", &node->path_rules_fd, err);
-	if (!r)
-		r = open_pinned_map("inode_rules", &node->inode_rules_fd, err);
-	if (!r)
-		r = open_pinned_map("ptys", &node->ptys_fd, err);
-	if (!r)
-		r = open_pinned_map("abstract_sockets", &node->abstract_fd, err);
-	if (!r)
-		r = open_pinned_map("run_keys", &node->run_keys_fd, err);
-	if (!r)
-		r = open_pinned_map("audit_rings", &node->audit_rings_fd, err);
-	if (!r)
-		r = open_pinned_map("net_rules", &node->net_rules_fd, err);
+		r = map_run_seq(node, err);
 out:
-	net_bpf__destroy(net);
-	fs_bpf__destroy(skel);
+	set_close(&set);
 	tables_close(&tables);
-	if (lock_fd >= 0)
-		close(lock_fd);
 	if (r)
 		tl_node_close(node);
 	return r;
@@ -709,56 +981,90 @@ void tl_node_close(struct tl_node *node)
 {
 	if (!node)
 		return;
-	if (node->runs_fd >= 0)
-		close(node->runs_fd);
-	if (node->path_rules_fd >= 0)
-		close(node->path_rules_fd);
-	if (node->inode_rules_fd >= 0)
-		close(node->inode_rules_fd);
-	if (node->ptys_fd >= 0)
-		close(node->ptys_fd);
-	if (node->abstract_fd >= 0)
-		close(node->abstract_fd);
-	if (node->audit_rings_fd >= 0)
-		close(node->audit_rings_fd);
-	if (node->net_rules_fd >= 0)
-		close(node->net_rules_fd);
-	if (node->run_keys_fd >= 0)
-		close(node->run_keys_fd);
-	node->runs_fd = node->path_rules_fd = node->inode_rules_fd = node->audit_rings_fd = -1;
-	node->ptys_fd = node->abstract_fd = node->net_rules_fd = node->run_keys_fd = -1;
+	if (node->run_seq)
+		munmap(node->run_seq, sizeof(uint64_t) * TETHER_RUN_SEQ_ENTRIES);
+	node->run_seq = NULL;
+	for (size_t i = 0; i < SHARED_MAP_COUNT; i++) {
+		int *fd;
+
+		if (shared_maps[i].node_fd < 0)
+			continue;
+		fd = node_fd(node, &shared_maps[i]);
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+	}
 	for (size_t i = 0; i < node->link_count; i++)
 		bpf_link__destroy(node->links[i]);
 	free(node->links);
 	node->links = NULL;
 	node->link_count = 0;
-	net_bpf__destroy(node->net_skel);
+	if (node->net_skel) {
+		struct obj_set *set = node->net_skel;
+
+		set_close(set);
+		free(set);
+	}
 	node->net_skel = NULL;
 }
 
 int tl_net_open_unpinned(uint32_t run_cgroup_level, int parent_cgroup_fd, struct tl_node *node,
 			 struct tl_error *err)
 {
-	struct net_bpf *net;
+	_cleanup_free_ struct obj_set *set = NULL;
+	int fds[SHARED_MAP_COUNT];
+	size_t first = OBJECT_COUNT;
 	int r;
 
-	*node = (struct tl_node){
-		.runs_fd = -1, .path_rules_fd = -1, .inode_rules_fd = -1, .audit_rings_fd = -1,
-		.ptys_fd = -1, .abstract_fd = -1, .net_rules_fd = -1, .run_keys_fd = -1,
-	};
-	net = net_bpf__open();
-	if (!net)
-		return fail(err, errno, "opening the embedded network BPF object");
-	node->net_skel = net;
-	r = net_load(net, run_cgroup_level, -1, -1, parent_cgroup_fd, false, node, err);
-	if (!r) {
-		node->runs_fd = dup(bpf_map__fd(net->maps.runs));
-		node->audit_rings_fd = dup(bpf_map__fd(net->maps.audit_rings));
-		node->net_rules_fd = dup(bpf_map__fd(net->maps.net_rules));
-		if (node->runs_fd < 0 || node->audit_rings_fd < 0 || node->net_rules_fd < 0)
-			r = fail(err, errno, "duplicating map fds");
-	}
+	node_init(node);
 	node->run_cgroup_level = run_cgroup_level;
+	set = calloc(1, sizeof(*set));
+	if (!set)
+		return fail(err, ENOMEM, "allocating the network objects");
+	r = set_open(set, SET_NO_LSM, err);
+	if (r) {
+		set_close(set);
+		return r;
+	}
+	for (size_t i = 0; i < OBJECT_COUNT && first == OBJECT_COUNT; i++)
+		if (set->skel[i])
+			first = i;
+	if (first == OBJECT_COUNT)
+		return fail(err, ENOENT, "no BPF object loads without BPF-LSM");
+	r = create_shared(objects[first].ops->object(set->skel[first]), fds, err);
+	if (r) {
+		set_close(set);
+		return r;
+	}
+	node->net_skel = TAKE_PTR(set);
+	r = set_reuse(node->net_skel, fds, err);
+	if (!r)
+		r = set_load(node->net_skel, run_cgroup_level, parent_cgroup_fd, false, node, err);
+	if (!r)
+		r = node_adopt(node, fds, err);
+	close_shared(fds);
+	if (r)
+		tl_node_close(node);
+	return r;
+}
+
+int tl_node_create_maps(struct tl_node *node, struct tl_error *err)
+{
+	int fds[SHARED_MAP_COUNT];
+	void *skel;
+	int r;
+
+	node_init(node);
+	/* parsing an object needs no privilege; its definitions are the maps' */
+	skel = objects[0].ops->open();
+	if (!skel)
+		return fail(err, errno, "opening the embedded BPF object %s", objects[0].name);
+	r = create_shared(objects[0].ops->object(skel), fds, err);
+	objects[0].ops->destroy(skel);
+	if (r)
+		return r;
+	r = node_adopt(node, fds, err);
+	close_shared(fds);
 	if (r)
 		tl_node_close(node);
 	return r;
@@ -766,16 +1072,24 @@ int tl_net_open_unpinned(uint32_t run_cgroup_level, int parent_cgroup_fd, struct
 
 int tl_probe_lsm(struct tl_error *err)
 {
-	struct fs_bpf *skel = fs_bpf__open();
+	struct obj_set set = { 0 };
+	int fds[SHARED_MAP_COUNT];
 	int r;
 
-	if (!skel)
-		return fail(err, errno, "opening the embedded BPF object");
-	/* Level 0 is the root cgroup, which is never a run: the probe confines nothing. */
-	r = select_programs(skel, err);
+	/* the cgroup programs need a cgroup and prove nothing about BPF-LSM */
+	r = set_open(&set, SET_LSM, err);
 	if (!r)
-		r = load_and_attach(skel, NULL, 0, -1, false, err);
-	fs_bpf__destroy(skel);
+		r = set_select(&set, err);
+	if (!r)
+		r = create_shared(objects[0].ops->object(set.skel[0]), fds, err);
+	if (!r) {
+		/* Level 0 is the root cgroup, which is never a run: the probe confines nothing. */
+		r = set_reuse(&set, fds, err);
+		if (!r)
+			r = set_load(&set, 0, -1, false, NULL, err);
+		close_shared(fds);
+	}
+	set_close(&set);
 	return r;
 }
 
@@ -818,99 +1132,6 @@ static int claim_slot(struct tl_node *node, struct tl_run *run, struct tl_error 
 	return fail(err, EBUSY, "all %u run slots are in use", TETHER_MAX_RUNS);
 }
 
-/* The kernel's dev_t encoding (MKDEV) of a userspace st_dev. */
-static uint32_t kernel_dev(dev_t dev)
-{
-	return (uint32_t)((major(dev) << 20) | minor(dev));
-}
-
-static int path_compare(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* Cuts an absolute path to its parent in place ("/a/b" -> "/a" -> "/"); false at "/". */
-static bool path_parent(char *path, size_t *len)
-{
-	size_t n = *len;
-
-	if (n <= 1)
-		return false;
-	while (n > 1 && path[n - 1] != '/')
-		n--;
-	n = n > 1 ? n - 1 : 1;
-	path[n] = '\0';
-	*len = n;
-	return true;
-}
-
-/*
- * Whether a proper ancestor of `path` (on component boundaries) is in
- * `writable`, sorted: then `path` is a carve-out below a writable tree.
- */
-static bool below_writable(const char *path, const char **writable, size_t count)
-{
-	char prefix[TETHER_PATH_KEY_MAX + 1];
-	size_t len = strlen(path);
-
-	if (!count || len >= sizeof(prefix))
-		return false;
-	memcpy(prefix, path, len + 1);
-	while (path_parent(prefix, &len)) {
-		const char *key = prefix;
-
-		if (bsearch(&key, writable, count, sizeof(*writable), path_compare))
-			return true;
-	}
-	return false;
-}
-
-/*
- * Hooks without a mount (xattrs, ACLs, timestamps) decide by inode identity:
- * the nearest ancestor entered here decides.  Rules that grant write are
- * entered, and so are the rules below them that do not (a denied or
- * read-only subtree inside a writable one), so a carve-out is not writable
- * through these hooks either.
- */
-static int install_inode_rule(struct tl_node *node, struct tl_run *run, struct tl_run_rule *rr,
-			      const struct tether_path_rule *rule, const char **writable,
-			      size_t writable_count, struct tl_error *err)
-{
-	struct tether_inode_key ikey = { .run_slot = run->run_slot };
-	struct stat st;
-
-	if (!(rule->access & TETHER_ACCESS_WRITE) &&
-	    !below_writable(rr->path, writable, writable_count))
-		return 0;
-	/*
-	 * A rule for a path that does not exist yet has no identity to enter.
-	 * lstat: a symlink swapped in since the path was checked must not move
-	 * the rule to the link's target.
-	 */
-	if (lstat(rr->path, &st) < 0)
-		return errno == ENOENT ? 0 : fail(err, errno, "lstat %s", rr->path);
-	if (S_ISLNK(st.st_mode))
-		return 0;
-	ikey.dev = kernel_dev(st.st_dev);
-	ikey.ino = st.st_ino;
-	if (bpf_map_update_elem(node->inode_rules_fd, &ikey, rule, BPF_ANY))
-		return fail(err, errno, "writing the inode rule of %s", rr->path);
-	rr->has_inode = true;
-	rr->dev = ikey.dev;
-	rr->ino = ikey.ino;
-	return 0;
-}
-
-struct rule_ref {
-	const char *path;
-	size_t index;
-};
-
-static int rule_ref_compare(const void *a, const void *b)
-{
-	return strcmp(((const struct rule_ref *)a)->path, ((const struct rule_ref *)b)->path);
-}
-
 static int pin_add(struct tl_run *run, uint32_t dev, uint64_t ino)
 {
 	struct tl_run_pin *pins;
@@ -927,99 +1148,76 @@ static int pin_add(struct tl_run *run, uint32_t dev, uint64_t ino)
 }
 
 /*
- * A carve-out (a rule without write below a writable one: a denied path, an
- * input) holds only while its path does, and renaming a directory above it
- * would carry it out of its rule.  Every existing directory between a
- * carve-out and "/" gets an inode rule marked TETHER_ACCESS_PINNED, with the
- * access and rule id of the rule that covers it, so the decisions made by
- * inode identity (xattrs, timestamps) stay as they were; the rename, unlink
- * and rmdir hooks refuse to move or remove a pinned directory.
+ * Hooks without a mount (xattrs, ACLs, timestamps) decide by inode identity;
+ * the plan says which rules have one (runtime/plan.c).
  */
-static int pin_carve_outs(struct tl_node *node, struct tl_run *run,
-			  const struct tl_path_rule *rules, size_t rule_count,
-			  const char **writable, size_t writable_count, struct tl_error *err)
+static int install_inode_rule(struct tl_node *node, struct tl_run *run, struct tl_run_rule *rr,
+			      const struct tl_path_rule *src, const struct tether_path_rule *rule,
+			      struct tl_error *err)
 {
-	struct rule_ref *refs = calloc(rule_count + 1, sizeof(*refs));
-	char prefix[TETHER_PATH_KEY_MAX + 1];
-	int r = 0;
+	struct tether_inode_key ikey = { .run_slot = run->run_slot, .dev = src->dev,
+					 .ino = src->ino };
 
-	if (!refs)
-		return fail(err, ENOMEM, "pinning carve-outs");
-	for (size_t i = 0; i < rule_count; i++)
-		refs[i] = (struct rule_ref){ rules[i].path, i };
-	qsort(refs, rule_count, sizeof(*refs), rule_ref_compare);
+	if (!src->has_inode)
+		return 0;
+	if (bpf_map_update_elem(node->inode_rules_fd, &ikey, rule, BPF_ANY))
+		return fail(err, errno, "writing the inode rule of %s", rr->path);
+	rr->has_inode = true;
+	rr->dev = ikey.dev;
+	rr->ino = ikey.ino;
+	return 0;
+}
 
-	for (size_t i = 0; i < rule_count && r == 0; i++) {
-		size_t len = strlen(rules[i].path);
+/* The directories the plan pins above carve-outs (runtime/plan.c says why). */
+static int install_pins(struct tl_node *node, struct tl_run *run, const struct tl_run_plan *plan,
+			struct tl_error *err)
+{
+	for (size_t i = 0; i < plan->pin_count; i++) {
+		const struct tl_inode_pin *pin = &plan->pins[i];
+		struct tether_inode_key ikey = { .run_slot = run->run_slot, .dev = pin->dev,
+						 .ino = pin->ino };
+		struct tether_path_rule value = { .access = pin->access | TETHER_ACCESS_PINNED,
+						  .rule_id = pin->rule_id };
+		int r;
 
-		if ((rules[i].access & TETHER_ACCESS_WRITE) || len >= sizeof(prefix) ||
-		    !below_writable(rules[i].path, writable, writable_count))
-			continue;
-		memcpy(prefix, rules[i].path, len + 1);
-		while (r == 0 && path_parent(prefix, &len) && len > 1) {
-			struct tether_inode_key ikey = { .run_slot = run->run_slot };
-			struct tether_path_rule value = { 0 };
-			const struct rule_ref *cover = NULL;
-			char up[TETHER_PATH_KEY_MAX + 1];
-			size_t up_len = len;
-			struct stat st;
-
-			if (lstat(prefix, &st) < 0 || !S_ISDIR(st.st_mode))
-				continue;
-			/* The rule the kernel applies here: the longest rule path at or above. */
-			memcpy(up, prefix, len + 1);
-			do {
-				struct rule_ref key = { up, 0 };
-
-				cover = bsearch(&key, refs, rule_count, sizeof(*refs), rule_ref_compare);
-			} while (!cover && path_parent(up, &up_len));
-			if (!cover)
-				continue;
-			ikey.dev = kernel_dev(st.st_dev);
-			ikey.ino = st.st_ino;
-			/* A rule's own inode entry keeps its access; it only gains the pin. */
-			if (bpf_map_lookup_elem(node->inode_rules_fd, &ikey, &value)) {
-				value.access = rules[cover->index].access;
-				value.rule_id = (__u32)cover->index;
-			}
-			value.access |= TETHER_ACCESS_PINNED;
-			if (bpf_map_update_elem(node->inode_rules_fd, &ikey, &value, BPF_ANY))
-				r = fail(err, errno, "pinning %s", prefix);
-			else if ((r = pin_add(run, ikey.dev, ikey.ino)))
-				r = fail(err, -r, "pinning %s", prefix);
-		}
+		if (bpf_map_update_elem(node->inode_rules_fd, &ikey, &value, BPF_ANY))
+			return fail(err, errno, "pinning directory %u:%llu", pin->dev,
+				    (unsigned long long)pin->ino);
+		r = pin_add(run, pin->dev, pin->ino);
+		if (r)
+			return fail(err, r, "pinning directory %u:%llu", pin->dev,
+				    (unsigned long long)pin->ino);
 	}
-	free(refs);
-	return r;
+	return 0;
+}
+
+/* The slot's counter starts again: a run's first record is number 1. */
+static void reset_seq(struct tl_node *node, uint32_t slot)
+{
+	if (node->run_seq && slot > 0 && slot < TETHER_RUN_SEQ_ENTRIES)
+		__atomic_store_n(&node->run_seq[slot], 0, __ATOMIC_SEQ_CST);
 }
 
 int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t mode, uint32_t run_flags,
-		   const struct tl_path_rule *rules, size_t rule_count,
-		   char *const *abstract_sockets, size_t abstract_count,
-		   const struct tl_run_net *net, struct tl_run *run, struct tl_error *err)
+		   const struct tl_run_plan *plan, char *const *abstract_sockets,
+		   size_t abstract_count, const struct tl_run_net *net, struct tl_run *run,
+		   struct tl_error *err)
 {
+	const struct tl_path_rule *rules = plan ? plan->rules : NULL;
+	size_t i, rule_count = plan ? plan->rule_count : 0;
 	struct tether_run value = {};
 	struct tether_path_key key;
 	struct tether_path_rule rule;
-	const char **writable;
-	size_t i, writable_count = 0;
 	int r;
 
 	*run = (struct tl_run){ .cgroup_id = cgroup_id, .ring_fd = -1 };
 	if (mode != TETHER_MODE_ENFORCE && mode != TETHER_MODE_AUDIT)
 		return fail(err, EINVAL, "unknown run mode %u", mode);
+	if (!node->run_seq)
+		return fail(err, EBADF, "the node's run_seq map is not mapped");
 	run->rules = calloc(rule_count ? rule_count : 1, sizeof(*run->rules));
-	writable = calloc(rule_count ? rule_count : 1, sizeof(*writable));
-	if (!run->rules || !writable) {
-		free(writable);
-		free(run->rules);
-		run->rules = NULL;
+	if (!run->rules)
 		return fail(err, ENOMEM, "allocating the run's rule list");
-	}
-	for (i = 0; i < rule_count; i++)
-		if (rules[i].access & TETHER_ACCESS_WRITE)
-			writable[writable_count++] = rules[i].path;
-	qsort(writable, writable_count, sizeof(*writable), path_compare);
 	run->ring_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "tether_audit", 0, 0,
 				      TETHER_AUDIT_RING_BYTES, NULL);
 	if (run->ring_fd < 0) {
@@ -1029,6 +1227,8 @@ int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t mode, uint
 	r = claim_slot(node, run, err);
 	if (r)
 		goto fail;
+	/* no runs entry names the slot yet: no hook can take a number from it */
+	reset_seq(node, run->run_slot);
 	for (i = 0; i < rule_count; i++) {
 		r = tl_path_key(run->run_slot, rules[i].path, &key);
 		if (r) {
@@ -1047,14 +1247,15 @@ int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t mode, uint
 			goto fail;
 		}
 		run->rule_count = i + 1;
-		r = install_inode_rule(node, run, &run->rules[i], &rule, writable, writable_count,
-				       err);
+		r = install_inode_rule(node, run, &run->rules[i], &rules[i], &rule, err);
 		if (r)
 			goto fail;
 	}
-	r = pin_carve_outs(node, run, rules, rule_count, writable, writable_count, err);
-	if (r)
-		goto fail;
+	if (plan) {
+		r = install_pins(node, run, plan, err);
+		if (r)
+			goto fail;
+	}
 	for (i = 0; i < abstract_count; i++) {
 		struct tether_abstract_key akey = { .run_slot = run->run_slot };
 		size_t len = strlen(abstract_sockets[i]);
@@ -1090,10 +1291,8 @@ int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t mode, uint
 		goto fail;
 	}
 	run->active = true;
-	free(writable);
 	return 0;
 fail:
-	free(writable);
 	tl_run_remove(node, run, NULL);
 	tl_run_free(run);
 	return r;
@@ -1122,17 +1321,27 @@ int tl_run_counters(struct tl_node *node, const struct tl_run *run, struct tl_ru
 {
 	struct tether_run value;
 
-	if (!run->active)
+	if (!run->active || !node->run_seq || run->run_slot >= TETHER_RUN_SEQ_ENTRIES)
 		return -ENOENT;
 	if (bpf_map_lookup_elem(node->runs_fd, &run->cgroup_id, &value))
 		return -errno;
 	*c = (struct tl_run_counters){
-		.seq = value.seq,
+		.seq = __atomic_load_n(&node->run_seq[run->run_slot], __ATOMIC_SEQ_CST),
 		.audit_lost = value.audit_lost,
 		.egress_bytes = value.egress_bytes,
 		.egress_exhausted = value.net_state & TETHER_NET_BUDGET_REPORTED,
 		.ingress_dropped = value.ingress_dropped,
 	};
+	return 0;
+}
+
+int tl_run_seq_next(struct tl_node *node, const struct tl_run *run, uint64_t *seq)
+{
+	if (!run->active || !node->run_seq || run->run_slot == 0 ||
+	    run->run_slot >= TETHER_RUN_SEQ_ENTRIES)
+		return -ENOENT;
+	/* the kernel's side is __sync_fetch_and_add on the same word (bpf/lib/run.h) */
+	*seq = __atomic_fetch_add(&node->run_seq[run->run_slot], 1, __ATOMIC_SEQ_CST) + 1;
 	return 0;
 }
 
@@ -1356,6 +1565,8 @@ int tl_run_reclaim(struct tl_node *node, uint64_t cgroup_id, struct tl_error *er
 				     offsetof(struct tether_net_key, run_slot), value.run_slot);
 	if (r)
 		return fail(err, r, "removing the rules of run slot %u", value.run_slot);
+	/* no runs entry names the slot any more; the next install resets it too */
+	reset_seq(node, value.run_slot);
 	if (bpf_map_delete_elem(node->audit_rings_fd, &value.run_slot) && errno != ENOENT)
 		return fail(err, errno, "releasing run slot %u", value.run_slot);
 	return 0;

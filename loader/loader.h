@@ -34,7 +34,11 @@ struct tl_error {
 	char msg[512];
 };
 
-/* Node-wide programs and maps: loaded and pinned by the first user. */
+/*
+ * Node-wide programs and maps: loaded and pinned by the first user.  The
+ * fds are the shared maps of bpf/lib/maps.h (the loader's shared_maps
+ * table names them); -1 where a node has none.
+ */
 struct tl_node {
 	int runs_fd;
 	int path_rules_fd;
@@ -44,6 +48,9 @@ struct tl_node {
 	int abstract_fd;	/* the abstract unix socket names runs may reach */
 	int net_rules_fd;	/* address rules (LPM trie) */
 	int run_keys_fd;	/* keys runs allocated: address -> run cgroup id */
+	int run_seq_fd;		/* per run slot: the last sequence number handed out */
+	/* run_seq mapped (TETHER_RUN_SEQ_ENTRIES counters), shared with the kernel */
+	uint64_t *run_seq;
 	uint32_t run_cgroup_level;
 	bool loaded_now;	/* this call loaded and pinned the programs */
 	/* tl_net_open_unpinned only: the skeleton and its links, freed by close */
@@ -68,12 +75,20 @@ void tl_node_close(struct tl_node *node);
 /*
  * Loads and attaches only the cgroup-BPF network programs, with maps of their
  * own and nothing pinned; tl_node_close detaches them.  For the host-tier
- * tests on kernels that refuse BPF-LSM: a node opened this way has no path
- * rules (its path, inode, pty and abstract socket fds are -1) and confines
- * nothing but the network.  tether run never uses it.
+ * tests on kernels that refuse BPF-LSM: no BPF-LSM program reads the path,
+ * inode, pty and abstract socket maps of a node opened this way, so it
+ * confines nothing but the network.  tether run never uses it.
  */
 int tl_net_open_unpinned(uint32_t run_cgroup_level, int parent_cgroup_fd, struct tl_node *node,
 			 struct tl_error *err);
+
+/*
+ * Creates the shared maps (the definitions of bpf/lib/maps.h, read from the
+ * embedded objects) without loading any program, nothing pinned: a node for
+ * the map layer alone (tl_run_*), which the unit tests drive on kernels
+ * that refuse BPF-LSM.  tl_node_close releases it.
+ */
+int tl_node_create_maps(struct tl_node *node, struct tl_error *err);
 
 /*
  * Loads and attaches the programs without pinning them, then detaches and
@@ -81,9 +96,35 @@ int tl_net_open_unpinned(uint32_t run_cgroup_level, int parent_cgroup_fd, struct
  */
 int tl_probe_lsm(struct tl_error *err);
 
+/*
+ * One path rule in kernel form.  The identity fields are the plan's
+ * (runtime/plan.h): the loader writes them, it never looks at the host.
+ */
 struct tl_path_rule {
 	const char *path;	/* absolute, normalised, at most TETHER_PATH_KEY_MAX - 1 bytes */
 	uint32_t access;	/* TETHER_ACCESS_* */
+	bool has_inode;		/* also entered in inode_rules by (dev, ino) */
+	uint32_t dev;		/* kernel encoding of st_dev (major << 20 | minor) */
+	uint64_t ino;
+};
+
+/*
+ * A directory above a carve-out, entered in inode_rules with
+ * TETHER_ACCESS_PINNED added to `access` (see runtime/plan.c).
+ */
+struct tl_inode_pin {
+	uint32_t dev;
+	uint64_t ino;
+	uint32_t access;	/* without TETHER_ACCESS_PINNED */
+	uint32_t rule_id;
+};
+
+/* A run's path entries as the kernel gets them: rules in policy order, then pins. */
+struct tl_run_plan {
+	const struct tl_path_rule *rules;
+	size_t rule_count;
+	const struct tl_inode_pin *pins;
+	size_t pin_count;
 };
 
 /* What tl_run_remove needs to delete one rule's entries. */
@@ -128,17 +169,17 @@ struct tl_run {
 };
 
 /*
- * Claims a run slot, creates the run's audit ring, writes its path rules (and,
- * for each writable path that exists, its inode rule) and finally the
- * runs[cgroup_id] entry that turns enforcement on; `abstract_sockets` are the
- * abstract unix socket names the run may reach.  `mode` is an enum
- * tether_run_mode, `run_flags` a mask of enum tether_run_flags.  On failure
- * everything written so far is removed again.
+ * Claims a run slot, creates the run's audit ring, resets the slot's
+ * sequence counter, writes the plan's path rules, inode rules and pins,
+ * the abstract unix socket names the run may reach and its address rules,
+ * and finally the runs[cgroup_id] entry that turns enforcement on.  `mode`
+ * is an enum tether_run_mode, `run_flags` a mask of enum tether_run_flags.
+ * On failure everything written so far is removed again.
  */
 int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t mode, uint32_t run_flags,
-		   const struct tl_path_rule *rules, size_t rule_count,
-		   char *const *abstract_sockets, size_t abstract_count,
-		   const struct tl_run_net *net, struct tl_run *run, struct tl_error *err);
+		   const struct tl_run_plan *plan, char *const *abstract_sockets,
+		   size_t abstract_count, const struct tl_run_net *net, struct tl_run *run,
+		   struct tl_error *err);
 
 /* Writes (adds or replaces) one address entry of a live run: DNS admissions. */
 int tl_run_net_write(struct tl_node *node, const struct tl_run *run,
@@ -155,6 +196,14 @@ struct tl_run_counters {
 	uint32_t ingress_dropped;	/* packets from peers no rule lists, dropped */
 };
 int tl_run_counters(struct tl_node *node, const struct tl_run *run, struct tl_run_counters *c);
+
+/*
+ * Takes the run's next sequence number for a record the controller writes
+ * (run, DNS): from the counter the kernel's records draw on, atomically
+ * with them, so the run has one sequence.  Valid while the run is installed
+ * (-ENOENT otherwise).
+ */
+int tl_run_seq_next(struct tl_node *node, const struct tl_run *run, uint64_t *seq);
 
 /* The cgroup id of a cgroup2 directory: its file handle (as systemd reads it). */
 int tl_cgroup_id(int dir_fd, uint64_t *id);

@@ -209,6 +209,19 @@ static void decode_fs_path(const struct tether_fs_event *ev, const struct record
 	}
 }
 
+/*
+ * The name each kind is written with (record version 2, docs/audit.md).
+ * Every kernel kind but NET has the fs body; NET_SOCKET is BPF-LSM's
+ * socket_create, a net concern with an fs body.
+ */
+static const char *const kind_names[] = {
+	[TETHER_EVENT_FS] = "fs",		[TETHER_EVENT_NET] = "net",
+	[TETHER_EVENT_PROC] = "proc",		[TETHER_EVENT_CAPABILITY] = "capability",
+	[TETHER_EVENT_KERNEL] = "kernel",	[TETHER_EVENT_UNIX] = "unix",
+	[TETHER_EVENT_NET_SOCKET] = "net",	[TETHER_EVENT_DNS] = "dns",
+	[TETHER_EVENT_RUN] = "run",
+};
+
 static void decode_fs(const struct tether_fs_event *ev, const struct record_names *names,
 		      struct record_scratch *scratch, struct record_fs *fs)
 {
@@ -257,10 +270,16 @@ int record_decode(const void *data, size_t size, const struct record_names *name
 	*rec = (struct record){ .seq = hdr->seq, .mono_ns = hdr->ts_ns, .run_id = names->run_id };
 	switch (hdr->kind) {
 	case TETHER_EVENT_FS:
+	case TETHER_EVENT_PROC:
+	case TETHER_EVENT_CAPABILITY:
+	case TETHER_EVENT_KERNEL:
+	case TETHER_EVENT_UNIX:
+	case TETHER_EVENT_NET_SOCKET:
 		if (hdr->size != sizeof(struct tether_fs_event))
 			return -EBADMSG;
 		rec->kind = RECORD_KERNEL_FS;
 		decode_fs(data, names, scratch, &rec->fs);
+		rec->fs.kind = kind_names[hdr->kind];
 		return 0;
 	case TETHER_EVENT_NET:
 		if (hdr->size != sizeof(struct tether_net_event))

@@ -15,13 +15,32 @@
 #include <linux/types.h>
 #endif
 
+#include "bpf/abi/rules.h"	/* enum tether_access, for the width check below */
+
 #define TETHER_COMM_LEN		16
 #define TETHER_EVENT_PATH_MAX	256
 
+/*
+ * What a record is about.  The number also says which body follows the
+ * header: NET has struct tether_net_event, every other kernel kind has
+ * struct tether_fs_event (its `op` an enum tether_fs_op, whatever the
+ * kind).  DNS and RUN are the controller's own records and never come from
+ * the kernel.  Record version 2: until then every BPF-LSM record was FS;
+ * tether_fs_op_kind() gives each operation its kind (docs/audit.md, "Record
+ * kinds", has the old -> new mapping).  Numbers are never reused.
+ */
 enum tether_event_kind {
-	TETHER_EVENT_FS = 1,
-	TETHER_EVENT_NET = 2,
+	TETHER_EVENT_FS		= 1,	/* files, exec, mounts, xattrs, ioctls, devices */
+	TETHER_EVENT_NET	= 2,	/* cgroup-BPF egress and sockets (net body) */
+	TETHER_EVENT_PROC	= 3,	/* other processes: ptrace, signals, task_*, keys, userns */
+	TETHER_EVENT_CAPABILITY	= 4,	/* a refused capability */
+	TETHER_EVENT_KERNEL	= 5,	/* bpf(), module/firmware loads, perf, syslog, clock */
+	TETHER_EVENT_UNIX	= 6,	/* unix socket peers */
+	TETHER_EVENT_NET_SOCKET	= 7,	/* BPF-LSM socket_create: kind "net", fs body */
+	TETHER_EVENT_DNS	= 8,	/* controller: the run's DNS proxy */
+	TETHER_EVENT_RUN	= 9,	/* controller: run transitions */
 };
+#define TETHER_RECORD_VERSION	2
 
 enum tether_net_op {
 	TETHER_NET_CONNECT   = 1,	/* connect(2), io_uring connect, TCP fast open */
@@ -89,6 +108,40 @@ enum tether_fs_op {
 	 * placement of a process outside the run; path is empty */
 	TETHER_FS_TASK_CONTROL = 44,
 };
+
+/*
+ * The kind of a record with an fs body, by its operation: one table for the
+ * BPF programs (which write it into the header) and the documentation.
+ * always_inline: every BPF call site passes a constant, which folds.
+ */
+static inline __attribute__((always_inline)) __u16 tether_fs_op_kind(__u32 op)
+{
+	switch (op) {
+	case TETHER_FS_CLONE_INTO_CGROUP:
+	case TETHER_FS_PTRACE:
+	case TETHER_FS_SIGNAL:
+	case TETHER_FS_USERNS:
+	case TETHER_FS_KEY:
+	case TETHER_FS_TASK_CONTROL:
+		return TETHER_EVENT_PROC;
+	case TETHER_FS_CAPABILITY:
+		return TETHER_EVENT_CAPABILITY;
+	case TETHER_FS_BPF:
+	case TETHER_FS_KERNEL_LOAD:
+	case TETHER_FS_MODULE_REQUEST:
+	case TETHER_FS_PERF_EVENT:
+	case TETHER_FS_SYSLOG:
+	case TETHER_FS_SETTIME:
+		return TETHER_EVENT_KERNEL;
+	case TETHER_FS_UNIX_CONNECT:
+	case TETHER_FS_UNIX_SEND:
+		return TETHER_EVENT_UNIX;
+	case TETHER_FS_SOCKET_CREATE:
+		return TETHER_EVENT_NET_SOCKET;
+	default:
+		return TETHER_EVENT_FS;
+	}
+}
 
 enum tether_decision {
 	TETHER_DECISION_ALLOW = 0,
@@ -171,5 +224,13 @@ struct tether_net_event {
 _Static_assert(sizeof(struct tether_net_event) == 40 + 24 + 8 + 16 + 16 + 16, "net event layout");
 _Static_assert(sizeof(struct tether_event_hdr) == 40, "event header layout");
 _Static_assert(sizeof(struct tether_fs_event) == 40 + 32 + 16 + 256 + 256, "fs event layout");
+/* tether_event_hdr.kind is a __u16; tether_fs_event.access holds every enum tether_access bit */
+_Static_assert(TETHER_EVENT_RUN <= 0xffff, "event kinds fit the header's kind field");
+_Static_assert(TETHER_ACCESS_WIDTH <= 8 * sizeof(((struct tether_fs_event *)0)->access),
+	       "fs event access width");
+/* the record's path flags stay clear of bit 31, which the BPF side uses in passing (FS_HARD_DENY) */
+_Static_assert((TETHER_FS_PATH_TRUNCATED | TETHER_FS_PATH_FS_RELATIVE | TETHER_FS_PATH_BELOW_RULE) <
+		       (1u << 31),
+	       "fs event flags width");
 
 #endif

@@ -16,6 +16,10 @@
  *   abstract_sockets: struct tether_abstract_key -> u8 (hash)
  *   net_rules:   struct tether_net_key -> struct tether_net_rule (LPM trie)
  *   dns_origins: socket -> struct tether_dns_origin (socket storage, BPF)
+ *   run_seq:     u32 run_slot -> u64 last sequence number handed out (array,
+ *                BPF_F_MMAPABLE: the controller takes numbers from the same
+ *                counter with an atomic add on its mapping)
+ *   run_keys:    u64 key address -> u64 run cgroup id (hash, written by BPF)
  *
  * Path rules are longest-prefix matches on component boundaries.  Both sides
  * store a directory as its absolute path followed by one '/':
@@ -76,6 +80,11 @@ enum tether_access {
 };
 #define TETHER_ACCESS_ALL \
 	(TETHER_ACCESS_READ | TETHER_ACCESS_WRITE | TETHER_ACCESS_EXEC | TETHER_ACCESS_CONNECT)
+/* Every bit of enum tether_access: the access fields of rules and records hold them all. */
+#define TETHER_ACCESS_WIDTH	6
+#define TETHER_ACCESS_BITS                                                                  \
+	(TETHER_ACCESS_READ | TETHER_ACCESS_WRITE | TETHER_ACCESS_EXEC | TETHER_ACCESS_PINNED | \
+	 TETHER_ACCESS_PROTECTED | TETHER_ACCESS_CONNECT)
 
 enum tether_run_mode {
 	TETHER_MODE_ENFORCE = 0,
@@ -102,7 +111,11 @@ enum tether_net_state {
 struct tether_run {
 	__u32 run_slot;		/* key of the run's rules and ring; 1..TETHER_MAX_RUNS */
 	__u32 mode;		/* enum tether_run_mode */
-	__u64 seq;		/* last audit sequence number handed out (atomic) */
+	/*
+	 * Unused since record version 2 (was the sequence counter, which the
+	 * controller could not take numbers from atomically): run_seq[run_slot].
+	 */
+	__u64 reserved0;
 	__u64 audit_lost;	/* records that found the ring full (atomic) */
 	__u32 flags;		/* enum tether_run_flags */
 	__u32 net_state;	/* enum tether_net_state (atomic) */
@@ -218,7 +231,13 @@ struct tether_path_rule {
 	__u32 rule_id;		/* index of the rule in the compiled policy, for audit */
 };
 
+/* run_seq: one u64 per run slot, slot 0 unused (slots start at 1). */
+#define TETHER_RUN_SEQ_ENTRIES	(TETHER_MAX_RUNS + 1)
+
 _Static_assert(sizeof(struct tether_run) == 56, "tether_run layout");
+_Static_assert(TETHER_ACCESS_BITS == (1u << TETHER_ACCESS_WIDTH) - 1, "access bits are counted");
+_Static_assert(TETHER_ACCESS_WIDTH <= 8 * sizeof(((struct tether_path_rule *)0)->access),
+	       "path rule access width");
 _Static_assert(sizeof(struct tether_net_key) == 24, "tether_net_key layout");
 _Static_assert(sizeof(struct tether_net_rule) == 16 + 8 * TETHER_NET_PORT_RANGES,
 	       "tether_net_rule layout");

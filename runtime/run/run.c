@@ -27,6 +27,7 @@
 #include "bpf/abi/rules.h"
 #include "runtime/dnsproxy.h"
 #include "runtime/launch.h"
+#include "runtime/plan.h"
 #include "runtime/rules.h"
 #include "runtime/run/internal.h"
 #include "runtime/sink/sink.h"
@@ -331,12 +332,19 @@ static int install(struct run *run, struct run_error *err)
 	};
 	int r;
 
+	struct tl_run_plan plan;
+
+	/* the host's part of the rules (inode identities, carve-out pins): runtime/plan.c */
+	r = run_plan_build(run->rules, run->rule_count, &plan, &lerr);
 	/* tp_policy and the kernel number the modes alike (policyc/policy.h) */
-	r = tl_run_install(&run->node, run->cg.id,
-			   policy->mode == TP_MODE_AUDIT ? TETHER_MODE_AUDIT : TETHER_MODE_ENFORCE,
-			   run->audit_allowed ? TETHER_RUN_AUDIT_ALLOWED : 0, run->rules,
-			   run->rule_count, policy->abstract_sockets, policy->abstract_socket_count,
-			   &net, &run->run, &lerr);
+	if (!r)
+		r = tl_run_install(&run->node, run->cg.id,
+				   policy->mode == TP_MODE_AUDIT ? TETHER_MODE_AUDIT
+								 : TETHER_MODE_ENFORCE,
+				   run->audit_allowed ? TETHER_RUN_AUDIT_ALLOWED : 0, &plan,
+				   policy->abstract_sockets, policy->abstract_socket_count, &net,
+				   &run->run, &lerr);
+	run_plan_free(&plan);
 	if (r)
 		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_INSTALL, -r,
 				"installing the run's rules: %s", lerr.msg);

@@ -403,7 +403,7 @@ static int run_start(struct env *e, struct run *r, const char *name, uint64_t ma
 		.dns_port4 = dns_proxy_port(r->dns, AF_INET),
 		.dns_port6 = dns_proxy_port(r->dns, AF_INET6),
 	};
-	rc = tl_run_install(&e->node, r->cg.id, TETHER_MODE_ENFORCE, 0, NULL, 0, NULL, 0, &net,
+	rc = tl_run_install(&e->node, r->cg.id, TETHER_MODE_ENFORCE, 0, NULL, NULL, 0, &net,
 			    &r->run, &err);
 	if (rc) {
 		fprintf(stderr, "netconfine: %s\n", err.msg);

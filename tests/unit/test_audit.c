@@ -153,12 +153,13 @@ Test(audit, capability_records_name_the_capability)
 		char expect[512], *got;
 
 		ev.op = TETHER_FS_CAPABILITY;
+		ev.hdr.kind = TETHER_EVENT_CAPABILITY;
 		ev.err = -EPERM;
 		ev.reason = TETHER_REASON_FORBIDDEN;
 		ev.access = 0;
 		strcpy(ev.path, cases[i].number);
 		snprintf(expect, sizeof(expect),
-			 "\"run_id\":\"r\",\"kind\":\"fs\",\"op\":\"capability\",\"path\":\"%s\","
+			 "\"run_id\":\"r\",\"kind\":\"capability\",\"op\":\"capability\",\"path\":\"%s\","
 			 "\"decision\":\"deny\",\"errno\":\"EPERM\",\"reason\":\"forbidden\","
 			 "\"pid\":10,\"tgid\":9,\"uid\":0,\"comm\":\"sh\",\"exe\":\"/bin/sh\","
 			 "\"cgroup_id\":77}",
@@ -176,6 +177,7 @@ Test(audit, capability_number_without_nul_stays_in_bounds)
 	char expect[300], *got;
 
 	ev.op = TETHER_FS_CAPABILITY;
+	ev.hdr.kind = TETHER_EVENT_CAPABILITY;
 	memset(ev.path, '1', sizeof(ev.path));
 	snprintf(expect, sizeof(expect), "\"op\":\"capability\",\"path\":\"%.*s\",",
 		 (int)sizeof(ev.path) - 1, ev.path);
@@ -202,23 +204,90 @@ Test(audit, formats_key_and_syslog_records)
 	char *got;
 
 	ev.op = TETHER_FS_KEY;
+	ev.hdr.kind = TETHER_EVENT_PROC;
 	ev.err = -EACCES;
 	ev.reason = TETHER_REASON_FORBIDDEN;
 	ev.access = 0;
 	strcpy(ev.path, "_uid.0");
 	got = format_after_time(&ev);
-	cr_assert_str_eq(got, "\"run_id\":\"r\",\"kind\":\"fs\",\"op\":\"keyctl\",\"path\":\"_uid.0\","
+	cr_assert_str_eq(got, "\"run_id\":\"r\",\"kind\":\"proc\",\"op\":\"keyctl\",\"path\":\"_uid.0\","
 			      "\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":\"forbidden\","
 			      "\"pid\":10,\"tgid\":9,\"uid\":0,\"comm\":\"sh\",\"exe\":\"/bin/sh\","
 			      "\"cgroup_id\":77}");
 	free(got);
 	ev.op = TETHER_FS_SYSLOG;
+	ev.hdr.kind = TETHER_EVENT_KERNEL;
 	ev.err = -EPERM;
 	strcpy(ev.path, "10");
 	got = format_after_time(&ev);
 	cr_assert_not_null(strstr(got, "\"op\":\"syslog\",\"path\":\"10\",\"decision\":\"deny\","
 					"\"errno\":\"EPERM\""), "%s", got);
 	free(got);
+}
+
+/*
+ * Record version 2: each operation's kind (docs/audit.md, "Record kinds"),
+ * as the kernel writes it, and the name the decoder gives it.
+ */
+Test(audit, each_fs_body_op_has_its_kind)
+{
+	static const struct {
+		uint32_t op;
+		uint16_t kind;
+		const char *name;
+	} cases[] = {
+		{ TETHER_FS_OPEN_WRITE, TETHER_EVENT_FS, "fs" },
+		{ TETHER_FS_EXEC, TETHER_EVENT_FS, "fs" },
+		{ TETHER_FS_MOUNT, TETHER_EVENT_FS, "fs" },
+		{ TETHER_FS_IOCTL, TETHER_EVENT_FS, "fs" },
+		{ TETHER_FS_TTY_INJECT, TETHER_EVENT_FS, "fs" },
+		{ TETHER_FS_MKNOD_DEVICE, TETHER_EVENT_FS, "fs" },
+		{ TETHER_FS_OPEN_DEVICE, TETHER_EVENT_FS, "fs" },
+		{ TETHER_FS_CLONE_INTO_CGROUP, TETHER_EVENT_PROC, "proc" },
+		{ TETHER_FS_PTRACE, TETHER_EVENT_PROC, "proc" },
+		{ TETHER_FS_SIGNAL, TETHER_EVENT_PROC, "proc" },
+		{ TETHER_FS_USERNS, TETHER_EVENT_PROC, "proc" },
+		{ TETHER_FS_KEY, TETHER_EVENT_PROC, "proc" },
+		{ TETHER_FS_TASK_CONTROL, TETHER_EVENT_PROC, "proc" },
+		{ TETHER_FS_CAPABILITY, TETHER_EVENT_CAPABILITY, "capability" },
+		{ TETHER_FS_BPF, TETHER_EVENT_KERNEL, "kernel" },
+		{ TETHER_FS_KERNEL_LOAD, TETHER_EVENT_KERNEL, "kernel" },
+		{ TETHER_FS_MODULE_REQUEST, TETHER_EVENT_KERNEL, "kernel" },
+		{ TETHER_FS_PERF_EVENT, TETHER_EVENT_KERNEL, "kernel" },
+		{ TETHER_FS_SYSLOG, TETHER_EVENT_KERNEL, "kernel" },
+		{ TETHER_FS_SETTIME, TETHER_EVENT_KERNEL, "kernel" },
+		{ TETHER_FS_UNIX_CONNECT, TETHER_EVENT_UNIX, "unix" },
+		{ TETHER_FS_UNIX_SEND, TETHER_EVENT_UNIX, "unix" },
+		{ TETHER_FS_SOCKET_CREATE, TETHER_EVENT_NET_SOCKET, "net" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tether_fs_event ev = sample();
+		char expect[64], *got;
+
+		ev.op = cases[i].op;
+		ev.hdr.kind = tether_fs_op_kind(ev.op);
+		cr_assert_eq(ev.hdr.kind, cases[i].kind, "kind of %s", record_fs_op_name(ev.op));
+		snprintf(expect, sizeof(expect), "\"kind\":\"%s\",\"op\":\"%s\",", cases[i].name,
+			 record_fs_op_name(ev.op));
+		got = format_after_time(&ev);
+		cr_assert_not_null(strstr(got, expect), "%s", got);
+		free(got);
+	}
+}
+
+/* A controller kind is never a kernel record: the decoder refuses it. */
+Test(audit, controller_kinds_are_not_kernel_records)
+{
+	struct tether_fs_event ev = sample();
+	struct record_names st = { .run_id = "r" };
+	struct strbuf sb = { 0 };
+
+	ev.hdr.kind = TETHER_EVENT_DNS;
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &st, &sb), -EBADMSG);
+	ev.hdr.kind = TETHER_EVENT_RUN;
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &st, &sb), -EBADMSG);
+	sb_free(&sb);
 }
 
 /* Several rights, audit mode, a protected path with and without a rule. */

@@ -50,3 +50,396 @@ Test(loader, key_length_limit)
 	path[TETHER_PATH_KEY_MAX] = 0;
 	cr_assert_eq(tl_path_key(1, path, &key), -ENAMETOOLONG);
 }
+
+/*
+ * The map layer against real maps: a node whose shared maps come from the
+ * embedded objects' definitions (tl_node_create_maps), no program loaded,
+ * which this host allows where it refuses BPF-LSM.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <bpf/bpf.h>
+
+static struct tl_node node;
+
+static void node_up(void)
+{
+	struct tl_error err = { { 0 } };
+
+	cr_assert_eq(tl_node_create_maps(&node, &err), 0, "%s", err.msg);
+}
+
+static void node_down(void)
+{
+	tl_node_close(&node);
+}
+
+/* Entries of map `fd` whose run slot (a u32 at `offset` of the key) is `slot`. */
+static size_t slot_entries(int fd, size_t key_size, size_t offset, uint32_t slot)
+{
+	unsigned char cur[512], next[512];
+	size_t n = 0;
+	bool first = true;
+
+	cr_assert(key_size <= sizeof(cur));
+	while (bpf_map_get_next_key(fd, first ? NULL : cur, next) == 0) {
+		uint32_t s;
+
+		memcpy(&s, next + offset, sizeof(s));
+		n += s == slot;
+		memcpy(cur, next, key_size);
+		first = false;
+	}
+	return n;
+}
+
+static size_t entries_of_slot(uint32_t slot)
+{
+	return slot_entries(node.path_rules_fd, sizeof(struct tether_path_key),
+			    offsetof(struct tether_path_key, run_slot), slot) +
+	       slot_entries(node.inode_rules_fd, sizeof(struct tether_inode_key),
+			    offsetof(struct tether_inode_key, run_slot), slot) +
+	       slot_entries(node.ptys_fd, sizeof(struct tether_pty_key),
+			    offsetof(struct tether_pty_key, run_slot), slot) +
+	       slot_entries(node.abstract_fd, sizeof(struct tether_abstract_key),
+			    offsetof(struct tether_abstract_key, run_slot), slot) +
+	       slot_entries(node.net_rules_fd, sizeof(struct tether_net_key),
+			    offsetof(struct tether_net_key, run_slot), slot);
+}
+
+static const struct tl_path_rule plan_rules[] = {
+	{ .path = "/", .access = TETHER_ACCESS_READ },
+	{ .path = "/work", .access = TETHER_ACCESS_READ | TETHER_ACCESS_WRITE, .has_inode = true,
+	  .dev = (8u << 20) | 1, .ino = 1234 },
+	{ .path = "/work/in", .access = TETHER_ACCESS_READ, .has_inode = true,
+	  .dev = (8u << 20) | 1, .ino = 1300 },
+};
+static const struct tl_inode_pin plan_pins[] = {
+	{ .dev = (8u << 20) | 1, .ino = 1234, .access = TETHER_ACCESS_READ | TETHER_ACCESS_WRITE,
+	  .rule_id = 1 },
+	{ .dev = (8u << 20) | 1, .ino = 2, .access = TETHER_ACCESS_READ, .rule_id = 0 },
+};
+static const struct tl_run_plan plan = { plan_rules, 3, plan_pins, 2 };
+
+static struct tl_net_entry net_entry(uint8_t last, uint8_t prefixlen)
+{
+	struct tl_net_entry e = { .prefixlen = prefixlen };
+
+	e.addr[10] = e.addr[11] = 0xff;
+	e.addr[12] = 192;
+	e.addr[15] = last;
+	e.rule.rule_id = last;
+	e.rule.tcp_count = 1;
+	e.rule.tcp[0] = (struct tether_port_range){ 80, 80 };
+	return e;
+}
+
+static void install(uint64_t cgroup_id, struct tl_run *run)
+{
+	static char *abstract[] = { "tether-test" };
+	struct tl_net_entry entries[] = { net_entry(2, 128) };
+	struct tl_run_net net = { entries, 1, 65536, 5353, 5354 };
+	struct tl_error err = { { 0 } };
+
+	cr_assert_eq(tl_run_install(&node, cgroup_id, TETHER_MODE_AUDIT, TETHER_RUN_AUDIT_ALLOWED,
+				    &plan, abstract, 1, &net, run, &err),
+		     0, "%s", err.msg);
+}
+
+TestSuite(loader_maps, .init = node_up, .fini = node_down);
+
+Test(loader_maps, node_has_every_shared_map_and_run_seq_mapped)
+{
+	cr_assert_geq(node.runs_fd, 0);
+	cr_assert_geq(node.path_rules_fd, 0);
+	cr_assert_geq(node.inode_rules_fd, 0);
+	cr_assert_geq(node.audit_rings_fd, 0);
+	cr_assert_geq(node.ptys_fd, 0);
+	cr_assert_geq(node.abstract_fd, 0);
+	cr_assert_geq(node.net_rules_fd, 0);
+	cr_assert_geq(node.run_keys_fd, 0);
+	cr_assert_geq(node.run_seq_fd, 0);
+	cr_assert_not_null(node.run_seq);
+}
+
+Test(loader_maps, install_writes_the_plan_and_turns_the_run_on_last)
+{
+	struct tl_run run;
+	struct tether_run value;
+	struct tether_path_key key;
+	struct tether_path_rule rule;
+	struct tether_inode_key ikey;
+	struct tether_net_key nkey = { .prefixlen = 32 + 128 };
+	struct tether_net_rule nrule;
+	struct tether_abstract_key akey = { .len = 11 };
+	int ring;
+	__u8 one;
+
+	install(4242, &run);
+	cr_assert(run.active);
+	cr_assert_eq(run.run_slot, 1 + 4242 % TETHER_MAX_RUNS);
+	cr_assert_eq(bpf_map_lookup_elem(node.runs_fd, &run.cgroup_id, &value), 0);
+	cr_assert_eq(value.run_slot, run.run_slot);
+	cr_assert_eq(value.mode, TETHER_MODE_AUDIT);
+	cr_assert_eq(value.flags, TETHER_RUN_AUDIT_ALLOWED);
+	cr_assert_eq(value.egress_max, 65536);
+	cr_assert_eq(value.dns_port4, 5353);
+	cr_assert_eq(value.dns_port6, 5354);
+	/* the ring is registered under the slot (a map of maps answers with an id) */
+	cr_assert_eq(bpf_map_lookup_elem(node.audit_rings_fd, &run.run_slot, &ring), 0);
+
+	cr_assert_eq(tl_path_key(run.run_slot, "/work", &key), 0);
+	cr_assert_eq(bpf_map_lookup_elem(node.path_rules_fd, &key, &rule), 0);
+	cr_assert_eq(rule.access, TETHER_ACCESS_READ | TETHER_ACCESS_WRITE);
+	cr_assert_eq(rule.rule_id, 1);
+	/* the rule's inode entry became a pin: its own access, plus PINNED */
+	ikey = (struct tether_inode_key){ run.run_slot, (8u << 20) | 1, 1234 };
+	cr_assert_eq(bpf_map_lookup_elem(node.inode_rules_fd, &ikey, &rule), 0);
+	cr_assert_eq(rule.access, TETHER_ACCESS_READ | TETHER_ACCESS_WRITE | TETHER_ACCESS_PINNED);
+	cr_assert_eq(rule.rule_id, 1);
+	ikey.ino = 1300;
+	cr_assert_eq(bpf_map_lookup_elem(node.inode_rules_fd, &ikey, &rule), 0);
+	cr_assert_eq(rule.access, TETHER_ACCESS_READ);
+	cr_assert_eq(rule.rule_id, 2);
+	ikey.ino = 2;
+	cr_assert_eq(bpf_map_lookup_elem(node.inode_rules_fd, &ikey, &rule), 0);
+	cr_assert_eq(rule.access, TETHER_ACCESS_READ | TETHER_ACCESS_PINNED);
+	cr_assert_eq(rule.rule_id, 0);
+	/* "/" has no identity in the plan: no inode entry */
+	cr_assert_eq(run.rule_count, 3);
+	cr_assert_not(run.rules[0].has_inode);
+	cr_assert_eq(run.pin_count, 2);
+
+	akey.run_slot = run.run_slot;
+	memcpy(akey.name, "tether-test", 11);
+	cr_assert_eq(bpf_map_lookup_elem(node.abstract_fd, &akey, &one), 0);
+	nkey.run_slot = run.run_slot;
+	memcpy(nkey.addr, net_entry(2, 128).addr, 16);
+	cr_assert_eq(bpf_map_lookup_elem(node.net_rules_fd, &nkey, &nrule), 0);
+	cr_assert_eq(nrule.rule_id, 2);
+	cr_assert_eq(nrule.tcp_count, 1);
+
+	cr_assert_eq(tl_run_remove(&node, &run, NULL), 0);
+	tl_run_free(&run);
+}
+
+Test(loader_maps, remove_leaves_nothing_of_the_run)
+{
+	struct tl_run run;
+	struct tether_pty_key pty;
+	uint64_t key_addr = 0xffff888000001000ull, master = 1;
+	uint32_t slot;
+	int ring;
+
+	install(77, &run);
+	slot = run.run_slot;
+	/* what BPF writes while the run lives: a pty and a key */
+	pty = (struct tether_pty_key){ slot, 3 };
+	cr_assert_eq(bpf_map_update_elem(node.ptys_fd, &pty, &master, BPF_ANY), 0);
+	cr_assert_eq(bpf_map_update_elem(node.run_keys_fd, &key_addr, &run.cgroup_id, BPF_ANY), 0);
+	cr_assert_gt(entries_of_slot(slot), 0);
+
+	cr_assert_eq(tl_run_remove(&node, &run, NULL), 0);
+	cr_assert_not(run.active);
+	cr_assert_eq(entries_of_slot(slot), 0);
+	cr_assert_neq(bpf_map_lookup_elem(node.runs_fd, &(uint64_t){ 77 }, &(struct tether_run){ 0 }),
+		      0);
+	cr_assert_neq(bpf_map_lookup_elem(node.audit_rings_fd, &slot, &ring), 0);
+	cr_assert_neq(bpf_map_lookup_elem(node.run_keys_fd, &key_addr, &master), 0);
+	tl_run_free(&run);
+	cr_assert_eq(run.ring_fd, -1);
+}
+
+Test(loader_maps, a_failed_install_removes_what_it_wrote)
+{
+	static char *bad[] = { "" };	/* an abstract name of 0 bytes */
+	struct tl_error err = { { 0 } };
+	struct tl_run run;
+	uint32_t slot = 1 + 99 % TETHER_MAX_RUNS;
+	int ring;
+
+	cr_assert_eq(tl_run_install(&node, 99, TETHER_MODE_ENFORCE, 0, &plan, bad, 1, NULL, &run,
+				    &err),
+		     -EINVAL);
+	cr_assert_not_null(strstr(err.msg, "abstract socket name 0"), "%s", err.msg);
+	cr_assert_eq(entries_of_slot(slot), 0);
+	cr_assert_neq(bpf_map_lookup_elem(node.audit_rings_fd, &slot, &ring), 0);
+	cr_assert_neq(bpf_map_lookup_elem(node.runs_fd, &(uint64_t){ 99 }, &(struct tether_run){ 0 }),
+		      0);
+}
+
+Test(loader_maps, two_runs_get_two_slots)
+{
+	struct tl_run a, b;
+	uint64_t *ids = NULL;
+	size_t count = 0;
+
+	install(5, &a);
+	/* cgroup ids 5 and 5 + TETHER_MAX_RUNS want the same slot: the second takes the next */
+	install(5 + TETHER_MAX_RUNS, &b);
+	cr_assert_neq(a.run_slot, b.run_slot);
+	cr_assert_eq(tl_runs_list(&node, &ids, &count), 0);
+	cr_assert_eq(count, 2);
+	free(ids);
+	cr_assert_eq(tl_run_remove(&node, &a, NULL), 0);
+	cr_assert_eq(tl_run_remove(&node, &b, NULL), 0);
+	tl_run_free(&a);
+	tl_run_free(&b);
+}
+
+Test(loader_maps, seq_starts_at_one_and_is_shared_with_the_kernel_counter)
+{
+	struct tl_run_counters c;
+	struct tl_run run;
+	uint64_t seq = 0;
+	uint32_t slot = 1 + 300 % TETHER_MAX_RUNS;
+
+	/* an earlier run of the slot left its count: the install resets it */
+	node.run_seq[slot] = 99;
+	install(300, &run);
+	cr_assert_eq(run.run_slot, slot);
+	cr_assert_eq(tl_run_counters(&node, &run, &c), 0);
+	cr_assert_eq(c.seq, 0);
+	cr_assert_eq(tl_run_seq_next(&node, &run, &seq), 0);
+	cr_assert_eq(seq, 1);
+	/* a kernel record takes the next one (BPF's __sync_fetch_and_add on the same word) */
+	__sync_fetch_and_add(&node.run_seq[slot], 1);
+	cr_assert_eq(tl_run_seq_next(&node, &run, &seq), 0);
+	cr_assert_eq(seq, 3);
+	/* the map holds what the mapping holds */
+	{
+		uint64_t in_map = 0;
+
+		cr_assert_eq(bpf_map_lookup_elem(node.run_seq_fd, &slot, &in_map), 0);
+		cr_assert_eq(in_map, 3);
+	}
+	cr_assert_eq(tl_run_counters(&node, &run, &c), 0);
+	cr_assert_eq(c.seq, 3);
+	cr_assert_eq(tl_run_remove(&node, &run, NULL), 0);
+	cr_assert_eq(tl_run_seq_next(&node, &run, &seq), -ENOENT);
+	cr_assert_eq(tl_run_counters(&node, &run, &c), -ENOENT);
+	tl_run_free(&run);
+}
+
+struct taker {
+	struct tl_run *run;
+	uint64_t *got;
+};
+
+static void *take_numbers(void *arg)
+{
+	struct taker *t = arg;
+
+	for (int i = 0; i < 10000; i++)
+		cr_assert_eq(tl_run_seq_next(&node, t->run, &t->got[i]), 0);
+	return NULL;
+}
+
+static int u64_compare(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+Test(loader_maps, concurrent_takers_never_share_a_number)
+{
+	static uint64_t got[2][10000], all[20000];
+	struct taker t[2];
+	pthread_t th[2];
+	struct tl_run run;
+
+	install(301, &run);
+	for (int i = 0; i < 2; i++) {
+		t[i] = (struct taker){ &run, got[i] };
+		cr_assert_eq(pthread_create(&th[i], NULL, take_numbers, &t[i]), 0);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	memcpy(all, got[0], sizeof(got[0]));
+	memcpy(all + 10000, got[1], sizeof(got[1]));
+	qsort(all, 20000, sizeof(all[0]), u64_compare);
+	for (int i = 0; i < 20000; i++)
+		cr_assert_eq(all[i], (uint64_t)i + 1);
+	cr_assert_eq(tl_run_remove(&node, &run, NULL), 0);
+	tl_run_free(&run);
+}
+
+Test(loader_maps, counters_read_the_kernel_side)
+{
+	struct tl_run_counters c;
+	struct tether_run value;
+	struct tl_run run;
+
+	install(302, &run);
+	cr_assert_eq(bpf_map_lookup_elem(node.runs_fd, &run.cgroup_id, &value), 0);
+	value.audit_lost = 4;
+	value.egress_bytes = 1000;
+	value.net_state = TETHER_NET_BUDGET_REPORTED;
+	value.ingress_dropped = 6;
+	cr_assert_eq(bpf_map_update_elem(node.runs_fd, &run.cgroup_id, &value, BPF_EXIST), 0);
+	cr_assert_eq(tl_run_counters(&node, &run, &c), 0);
+	cr_assert_eq(c.audit_lost, 4);
+	cr_assert_eq(c.egress_bytes, 1000);
+	cr_assert(c.egress_exhausted);
+	cr_assert_eq(c.ingress_dropped, 6);
+	cr_assert_eq(tl_run_remove(&node, &run, NULL), 0);
+	tl_run_free(&run);
+}
+
+Test(loader_maps, reclaim_removes_a_dead_controllers_run)
+{
+	struct tl_error err = { { 0 } };
+	struct tether_pty_key pty;
+	uint64_t key_addr = 0xffff888000002000ull, master = 1, seq;
+	struct tl_run run;
+	uint32_t slot;
+	int ring;
+
+	install(303, &run);
+	slot = run.run_slot;
+	cr_assert_eq(tl_run_seq_next(&node, &run, &seq), 0);
+	pty = (struct tether_pty_key){ slot, 4 };
+	cr_assert_eq(bpf_map_update_elem(node.ptys_fd, &pty, &master, BPF_ANY), 0);
+	cr_assert_eq(bpf_map_update_elem(node.run_keys_fd, &key_addr, &run.cgroup_id, BPF_ANY), 0);
+	/* the controller died: its tl_run is gone, only the maps know the run */
+	tl_run_free(&run);
+
+	cr_assert_eq(tl_run_reclaim(&node, 303, &err), 0, "%s", err.msg);
+	cr_assert_eq(entries_of_slot(slot), 0);
+	cr_assert_neq(bpf_map_lookup_elem(node.audit_rings_fd, &slot, &ring), 0);
+	cr_assert_neq(bpf_map_lookup_elem(node.run_keys_fd, &key_addr, &master), 0);
+	cr_assert_eq(node.run_seq[slot], 0);
+	cr_assert_eq(tl_run_reclaim(&node, 303, &err), -ENOENT);
+}
+
+Test(loader_maps, net_write_checks_and_writes_an_entry)
+{
+	struct tl_error err = { { 0 } };
+	struct tl_net_entry e = net_entry(9, 120);
+	struct tether_net_key key = { .prefixlen = 32 + 120 };
+	struct tether_net_rule rule;
+	struct tl_run run;
+	uint32_t slot;
+
+	install(304, &run);
+	cr_assert_eq(tl_run_net_write(&node, &run, &e, &err), 0, "%s", err.msg);
+	key.run_slot = run.run_slot;
+	memcpy(key.addr, e.addr, 16);
+	cr_assert_eq(bpf_map_lookup_elem(node.net_rules_fd, &key, &rule), 0);
+	cr_assert_eq(rule.rule_id, 9);
+	/* an address within the /120 finds it: the LPM key is the run slot, then the address */
+	key.prefixlen = 32 + 128;
+	key.addr[15] = 10;
+	cr_assert_eq(bpf_map_lookup_elem(node.net_rules_fd, &key, &rule), 0);
+	cr_assert_eq(rule.rule_id, 9);
+	e.prefixlen = 129;
+	cr_assert_eq(tl_run_net_write(&node, &run, &e, &err), -EINVAL);
+	e.prefixlen = 120;
+	e.rule.udp_count = TETHER_NET_PORT_RANGES + 1;
+	cr_assert_eq(tl_run_net_write(&node, &run, &e, &err), -EINVAL);
+	slot = run.run_slot;
+	cr_assert_eq(tl_run_remove(&node, &run, NULL), 0);
+	cr_assert_eq(entries_of_slot(slot), 0);
+	tl_run_free(&run);
+}

@@ -134,7 +134,7 @@ net_run eg14 EPERM tcp-fastopen "$NET_HOSTB" 80
 # stays the backstop (the host tier's netconfine exercises it with the capability).
 net_clear_logs
 net_run eg20 EPERM ip-options-sendto "$NET_HOSTA" 9000 "$NET_HOSTB"
-rec='"kind":"fs","op":"capability","path":"cap_net_raw","decision":"deny","errno":"EPERM","reason":"forbidden"'
+rec='"kind":"capability","op":"capability","path":"cap_net_raw","decision":"deny","errno":"EPERM","reason":"forbidden"'
 if [ "$RC" -eq 0 ] && normalize "$T/eg20.audit" | grep -qF "$rec" && net_log_empty "$NET_LOG_HOSTB"; then
 	pass "IPv4 source routing (IP_OPTIONS LSRR via an unlisted host) is refused: no CAP_NET_RAW"
 else

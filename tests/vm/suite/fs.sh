@@ -23,7 +23,7 @@ denied() {
 	case "$op" in
 	mount | mknod_device | open_device) reason='"reason":"forbidden"' access= ;;
 	esac
-	rec="{\"seq\":1,\"run_id\":\"$id\",\"kind\":\"fs\",\"op\":\"$op\",\"path\":\"$rpath\",$access\"decision\":\"deny\",\"errno\":\"$err\",$reason,\"uid\":0,\"comm\":\"fsprobe\",\"exe\":\"$BIN/fsprobe\"}"
+	rec="{\"seq\":1,\"run_id\":\"$id\",\"kind\":\"$(kind_of "$op")\",\"op\":\"$op\",\"path\":\"$rpath\",$access\"decision\":\"deny\",\"errno\":\"$err\",$reason,\"uid\":0,\"comm\":\"fsprobe\",\"exe\":\"$BIN/fsprobe\"}"
 	if [ "$RC" -ne 0 ]; then
 		fail "$name" "fsprobe did not see $err (tether exit $RC)"
 	elif ! expect_record "$name" "$T/$id.audit" "$rec"; then
@@ -320,7 +320,7 @@ else
 	fail "connect grant" "exit $RC: $(cat "$T/uc.audit")"
 fi
 in_run us3 EACCES unix-connect @tether-test
-us3='{"seq":1,"run_id":"us3","kind":"fs","op":"unix_connect","path":"@tether-test","access":"connect","decision":"deny","errno":"EACCES","reason":"default_deny","uid":0,"comm":"fsprobe","exe":"/opt/tether-tests/bin/fsprobe"}'
+us3='{"seq":1,"run_id":"us3","kind":"unix","op":"unix_connect","path":"@tether-test","access":"connect","decision":"deny","errno":"EACCES","reason":"default_deny","uid":0,"comm":"fsprobe","exe":"/opt/tether-tests/bin/fsprobe"}'
 [ "$RC" -eq 0 ] && expect_record us3 "$T/us3.audit" "$us3" &&
 	pass "connect to a host daemon's abstract socket" || fail "abstract socket" "exit $RC"
 kill $s1 $s2 $s3 $s4
@@ -331,7 +331,7 @@ s5=$!
 i=0
 while ! grep -q ready "$T/srv5" 2>/dev/null && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 in_run us5 EACCES unix-connect "$WS/host-daemon.sock"
-us5='{"seq":1,"run_id":"us5","kind":"fs","op":"unix_connect","path":"/srv/ws/host-daemon.sock","access":"connect","decision":"deny","errno":"EACCES","reason":"rule","rule":8,"rule_path":"/srv/ws","uid":0,"comm":"fsprobe","exe":"/opt/tether-tests/bin/fsprobe"}'
+us5='{"seq":1,"run_id":"us5","kind":"unix","op":"unix_connect","path":"/srv/ws/host-daemon.sock","access":"connect","decision":"deny","errno":"EACCES","reason":"rule","rule":8,"rule_path":"/srv/ws","uid":0,"comm":"fsprobe","exe":"/opt/tether-tests/bin/fsprobe"}'
 [ "$RC" -eq 0 ] && expect_record us5 "$T/us5.audit" "$us5" &&
 	pass "connect to a host daemon's socket bound in the writable workspace" ||
 	fail "host daemon socket in the workspace" "exit $RC"
@@ -350,10 +350,10 @@ RC=$?
 	fail "own sockets" "exit $RC"
 
 "$BIN/fsprobe" ok bpf-map-create x >/dev/null && in_run bp1 EPERM bpf-map-create x
-bp1='{"seq":1,"run_id":"bp1","kind":"fs","op":"bpf","path":"","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe","exe":"/opt/tether-tests/bin/fsprobe"}'
+bp1='{"seq":1,"run_id":"bp1","kind":"kernel","op":"bpf","path":"","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe","exe":"/opt/tether-tests/bin/fsprobe"}'
 # before 6.2 (unprivileged_bpf_disabled) the kernel asks for CAP_BPF before the hook
 case "$(uname -r)" in 6.1.*)
-	bp1='{"seq":1,"run_id":"bp1","kind":"fs","op":"capability","path":"cap_bpf","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe","exe":"/opt/tether-tests/bin/fsprobe"}' ;;
+	bp1='{"seq":1,"run_id":"bp1","kind":"capability","op":"capability","path":"cap_bpf","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe","exe":"/opt/tether-tests/bin/fsprobe"}' ;;
 esac
 [ "$RC" -eq 0 ] && expect_record bp1 "$T/bp1.audit" "$bp1" &&
 	pass "bpf() is denied in a run (it could detach the programs), allowed outside" ||
@@ -380,11 +380,11 @@ kill $outsider
 printf 'not a module' > "$WS/evil.ko"
 in_run km1 EPERM finit-module "$WS/evil.ko"
 # Refused at CAP_SYS_MODULE, before the kernel_load hooks (which stay as a backstop).
-km1='{"seq":1,"run_id":"km1","kind":"fs","op":"capability","path":"cap_sys_module","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe","exe":"/opt/tether-tests/bin/fsprobe"}'
+km1='{"seq":1,"run_id":"km1","kind":"capability","op":"capability","path":"cap_sys_module","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe","exe":"/opt/tether-tests/bin/fsprobe"}'
 [ "$RC" -eq 0 ] && expect_record km1 "$T/km1.audit" "$km1" &&
 	pass "finit_module of a file in the workspace is denied" || fail "finit_module" "exit $RC"
 in_run km2 EPERM init-module x
-km2='{"seq":1,"run_id":"km2","kind":"fs","op":"capability","path":"cap_sys_module","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe","exe":"/opt/tether-tests/bin/fsprobe"}'
+km2='{"seq":1,"run_id":"km2","kind":"capability","op":"capability","path":"cap_sys_module","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe","exe":"/opt/tether-tests/bin/fsprobe"}'
 [ "$RC" -eq 0 ] && expect_record km2 "$T/km2.audit" "$km2" &&
 	pass "init_module from a buffer is denied" || fail "init_module" "exit $RC"
 # An autoload the run can ask for: a tty line discipline by number (an
@@ -399,7 +399,7 @@ fi
 
 # --- leaving the run, terminals, inherited descriptors ----------------------
 in_run c1 EPERM clone-into-cgroup /sys/fs/cgroup
-c1='{"seq":1,"run_id":"c1","kind":"fs","op":"clone_into_cgroup","path":"","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe","exe":"/opt/tether-tests/bin/fsprobe"}'
+c1='{"seq":1,"run_id":"c1","kind":"proc","op":"clone_into_cgroup","path":"","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe","exe":"/opt/tether-tests/bin/fsprobe"}'
 [ "$RC" -eq 0 ] && expect_record c1 "$T/c1.audit" "$c1" &&
 	pass "clone3(CLONE_INTO_CGROUP) with a read-only cgroup fd cannot leave the run" ||
 	fail "clone3 CLONE_INTO_CGROUP" "exit $RC"

@@ -56,9 +56,24 @@ expect_record() {
 	return 1
 }
 
-# no_denials AUDIT_FILE: the stream holds no fs denial.
+# kind_of OP: the kind of a record with an fs body by its op (record
+# version 2: bpf/abi/event.h tether_fs_op_kind, docs/audit.md "Record kinds").
+kind_of() {
+	case $1 in
+	clone_into_cgroup|ptrace|signal|userns_create|keyctl|task_control) echo proc ;;
+	capability) echo capability ;;
+	bpf|kernel_load|module_request|perf_event_open|syslog|settime) echo kernel ;;
+	unix_connect|unix_send) echo unix ;;
+	socket_create) echo net ;;
+	*) echo fs ;;
+	esac
+}
+
+# no_denials AUDIT_FILE: the stream holds no denial by a BPF-LSM hook: no
+# record with the fs body (kinds fs, proc, capability, kernel, unix, and
+# net's socket_create with a path) says deny.
 no_denials() {
-	! grep -q '"kind":"fs".*"decision":"deny"' "$1"
+	! grep -qE '"kind":"(fs|proc|capability|kernel|unix)".*"decision":"deny"|"kind":"net","op":"socket_create","path":.*"decision":"deny"' "$1"
 }
 
 finish() {

@@ -124,13 +124,13 @@ healthy() {
 
 # forbidden ID OP [UID] [SEQ]: the normalized record of an operation no rule grants.
 forbidden() {
-	echo "{\"seq\":${4:-1},\"run_id\":\"$1\",\"kind\":\"fs\",\"op\":\"$2\",\"path\":\"\",\"decision\":\"deny\",\"errno\":\"EPERM\",\"reason\":\"forbidden\",\"uid\":${3:-0},\"comm\":\"procprobe\",\"exe\":\"$EXE\"}"
+	echo "{\"seq\":${4:-1},\"run_id\":\"$1\",\"kind\":\"$(kind_of "$2")\",\"op\":\"$2\",\"path\":\"\",\"decision\":\"deny\",\"errno\":\"EPERM\",\"reason\":\"forbidden\",\"uid\":${3:-0},\"comm\":\"procprobe\",\"exe\":\"$EXE\"}"
 }
 
 # capref ID CAP [UID] [SEQ]: the record of a capability check the capability
 # module refused (before any BPF-LSM hook runs).
 capref() {
-	echo "{\"seq\":${4:-1},\"run_id\":\"$1\",\"kind\":\"fs\",\"op\":\"capability\",\"path\":\"$2\",\"decision\":\"deny\",\"errno\":\"EPERM\",\"reason\":\"forbidden\",\"uid\":${3:-0},\"comm\":\"procprobe\",\"exe\":\"$EXE\"}"
+	echo "{\"seq\":${4:-1},\"run_id\":\"$1\",\"kind\":\"capability\",\"op\":\"capability\",\"path\":\"$2\",\"decision\":\"deny\",\"errno\":\"EPERM\",\"reason\":\"forbidden\",\"uid\":${3:-0},\"comm\":\"procprobe\",\"exe\":\"$EXE\"}"
 }
 
 # denials ID: how many deny records the run's stream holds.

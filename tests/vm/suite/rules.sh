@@ -38,7 +38,7 @@ ruled() {
 	name=$1 id=$2 op=$3 rpath=$4 rule=$5 rule_path=$6
 	shift 6
 	in_run "$id" EACCES "$@"
-	rec="{\"seq\":1,\"run_id\":\"$id\",\"kind\":\"fs\",\"op\":\"$op\",\"path\":\"$rpath\",\"access\":\"write\",\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":\"rule\",\"rule\":$rule,\"rule_path\":\"$rule_path\",\"uid\":0,\"comm\":\"fsprobe\",\"exe\":\"$BIN/fsprobe\"}"
+	rec="{\"seq\":1,\"run_id\":\"$id\",\"kind\":\"$(kind_of "$op")\",\"op\":\"$op\",\"path\":\"$rpath\",\"access\":\"write\",\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":\"rule\",\"rule\":$rule,\"rule_path\":\"$rule_path\",\"uid\":0,\"comm\":\"fsprobe\",\"exe\":\"$BIN/fsprobe\"}"
 	if [ "$RC" -ne 0 ]; then
 		fail "$name" "fsprobe did not see EACCES (tether exit $RC)"
 	elif ! expect_record "$name" "$T/$id.audit" "$rec"; then

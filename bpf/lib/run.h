@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Maps and helpers shared by every tether BPF program.  Each *.bpf.c includes
- * this header; the loader makes all objects share one instance of each map
- * (bpf_map__reuse_fd), so a run is described once whatever hook fires.
+ * What every tether BPF program starts from: the run the current task
+ * belongs to, and the header of its records.  Each *.bpf.c includes this
+ * header (and through it bpf/lib/maps.h, the shared maps).
  */
-#ifndef TETHER_COMMON_BPF_H
-#define TETHER_COMMON_BPF_H
+#ifndef TETHER_LIB_RUN_H
+#define TETHER_LIB_RUN_H
 
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -14,6 +14,7 @@
 
 #include "bpf/abi/rules.h"
 #include "bpf/abi/event.h"
+#include "bpf/lib/maps.h"
 
 #define EPERM	1
 #define ENOENT	2
@@ -35,31 +36,6 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Level of the run cgroups in the cgroup2 hierarchy, set by the loader. */
 const volatile __u32 run_cgroup_level = 0;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TETHER_MAX_RUNS);
-	__type(key, __u64);
-	__type(value, struct tether_run);
-} runs SEC(".maps");
-
-struct audit_ring {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, TETHER_AUDIT_RING_BYTES);
-};
-
-/*
- * One ring per run: a run that floods its own audit stream can fill only its
- * own ring, and each controller consumes exactly its run's records (ring
- * buffer consumption is destructive, so a shared ring cannot have one
- * consumer per run).
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
-	__uint(max_entries, TETHER_MAX_RUNS);
-	__type(key, __u32);
-	__array(values, struct audit_ring);
-} audit_rings SEC(".maps");
 
 /*
  * The run the current task belongs to, or NULL.  One hash lookup for tasks
@@ -92,6 +68,19 @@ static __always_inline void *audit_reserve(struct tether_run *run, __u32 size_co
 	return rec;
 }
 
+/*
+ * The run's next sequence number: taken when a record is made, never on the
+ * way to a decision.  The slot is always in the array (1..TETHER_MAX_RUNS);
+ * 0 would say "no number" if it were not.
+ */
+static __always_inline __u64 next_seq(struct tether_run *run)
+{
+	__u32 slot = run->run_slot;
+	__u64 *counter = bpf_map_lookup_elem(&run_seq, &slot);
+
+	return counter ? __sync_fetch_and_add(counter, 1) + 1 : 0;
+}
+
 static __always_inline void fill_hdr(struct tether_event_hdr *hdr, struct tether_run *run,
 				     __u64 run_cgroup_id, __u16 kind, __u16 size)
 {
@@ -104,7 +93,7 @@ static __always_inline void fill_hdr(struct tether_event_hdr *hdr, struct tether
 	hdr->pid = (__u32)pid_tgid;
 	hdr->tgid = pid_tgid >> 32;
 	hdr->ts_ns = bpf_ktime_get_ns();
-	hdr->seq = __sync_fetch_and_add(&run->seq, 1) + 1;
+	hdr->seq = next_seq(run);
 }
 
 #endif
