@@ -42,6 +42,9 @@ int audit_write(struct audit_stream *st, struct record *rec)
 	rec->run_id = st->names.run_id;
 	if (!rec->mono_ns)
 		rec->mono_ns = record_now();
+	if (st->seq_next && st->seq_next(st->seq_ctx, &rec->seq))
+		rec->seq = 0;
+	st->records++;
 	return emit(st, rec);
 }
 

@@ -20,7 +20,14 @@ struct sink;
 struct audit_stream {
 	struct sink *sink;		/* borrowed; NULL: records are counted, not written */
 	struct record_names names;
-	uint64_t records;	/* kernel records written */
+	/*
+	 * Numbers a record the controller makes (run, DNS) from the run's one
+	 * sequence, which the kernel's records draw on too: 0, or a negative
+	 * errno and the record goes without.  NULL: no numbers.
+	 */
+	int (*seq_next)(void *ctx, uint64_t *seq);
+	void *seq_ctx;
+	uint64_t records;	/* records written, every kind */
 	uint64_t max_seq;	/* highest kernel sequence number seen */
 	uint64_t malformed;	/* records that could not be decoded */
 	int write_error;	/* first negative errno from the sink, 0 if none */
@@ -31,8 +38,8 @@ struct audit_stream {
 int audit_handle_record(void *ctx, void *data, size_t size);
 
 /*
- * Writes a record the controller made (run, DNS): the stream's run id, and
- * the time now unless `rec` has one.
+ * Writes a record the controller made (run, DNS): the stream's run id, the
+ * run's next sequence number, and the time now unless `rec` has one.
  */
 int audit_write(struct audit_stream *st, struct record *rec);
 

@@ -78,9 +78,16 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 	}
 	if (run->ring)
 		run_drain(run);
+	/*
+	 * The node is closed below and the run's slot may be claimed by the
+	 * next run: the cleanup and end records take their numbers from here,
+	 * after every number the kernel handed out that reached the stream.
+	 */
+	run->seq_last = seq > run->audit.max_seq ? seq : run->audit.max_seq;
+	run->seq_local = true;
 	if (run->reason == RUN_REASON_NONE)
 		run->reason = status_for_record == 0 ? RUN_REASON_SUCCEEDED : RUN_REASON_FAILED;
-	/* lost records never took a sequence number: seq counts those queued */
+	/* lost records never took a sequence number: seq counts those queued (and ours) */
 	if (lost || run->audit.records != seq)
 		run_log(run, "warning: run %s lost %llu audit records to a full ring; %llu of the "
 			     "%llu queued were written",
@@ -143,7 +150,7 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 		run_record_end(run, &(struct record_run_end){
 			.exit_status = status_for_record,
 			.audit_records = run->audit.records,
-			.audit_seq_last = seq,
+			.audit_seq_last = run->seq_last,
 			.audit_lost = lost,
 			.audit_malformed = run->audit.malformed,
 			.egress_bytes = egress,

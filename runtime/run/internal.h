@@ -74,6 +74,12 @@ struct run {
 	unsigned int killed;		/* processes run_end() found alive and killed */
 	uint64_t out_bytes;		/* captured bytes forwarded (both streams) */
 	bool out_truncated;
+	/*
+	 * Once the run's entries are gone (or it is being torn down), its
+	 * sequence goes on here: seq_last is the last number handed out.
+	 */
+	bool seq_local;
+	uint64_t seq_last;
 	struct run_result result;	/* once torn down */
 	int teardown_ret;
 };

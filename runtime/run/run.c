@@ -318,6 +318,22 @@ static int make_cgroup(struct run *run, struct doctor_report *rep, struct run_er
 	return run_write_pidfile(run, err);
 }
 
+/*
+ * The number of a record the controller makes: from the counter the
+ * kernel's records take theirs from, while the run is installed, so the
+ * run has one sequence; at teardown from where it stopped.
+ */
+static int next_seq(void *p, uint64_t *seq)
+{
+	struct run *run = p;
+
+	if (run->seq_local) {
+		*seq = ++run->seq_last;
+		return 0;
+	}
+	return tl_run_seq_next(&run->node, &run->run, seq);
+}
+
 /* The map entries that turn enforcement on, then the ring and the sink. */
 static int install(struct run *run, struct run_error *err)
 {
@@ -349,6 +365,8 @@ static int install(struct run *run, struct run_error *err)
 		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_INSTALL, -r,
 				"installing the run's rules: %s", lerr.msg);
 	run->run_installed = true;
+	run->audit.seq_next = next_seq;
+	run->audit.seq_ctx = run;
 
 	r = open_sink(run, err);
 	if (r)

@@ -558,3 +558,44 @@ Test(audit, formats_dns_records_without_payloads)
 				       "\"rcode\":\"REFUSED\",\"suspected_tunnel\":true}\n"), "%s", buf);
 	free(buf);
 }
+
+static int fake_seq(void *ctx, uint64_t *seq)
+{
+	*seq = ++*(uint64_t *)ctx;
+	return 0;
+}
+
+/*
+ * The controller's records take their numbers from the run's one sequence
+ * (in a run, tl_run_seq_next: the kernel's counter), so a gap is visible
+ * whoever made the record; every record written is counted.
+ */
+Test(audit, controller_records_take_the_runs_next_number)
+{
+	struct tether_fs_event ev = sample();
+	uint64_t counter = 0;
+	int fd;
+	struct audit_stream st = { .sink = capture(&fd), .names.run_id = "r",
+				   .seq_next = fake_seq, .seq_ctx = &counter };
+	struct record start = { .kind = RECORD_RUN };
+	struct dns_event dns = { .kind = DNS_EV_REFUSED_NAME, .name = "x.example", .qtype = 1,
+				 .transport = IPPROTO_UDP, .rcode = 5 };
+	char *buf;
+
+	start.run.event = RECORD_RUN_OUTPUT_TRUNCATED;
+	start.run.truncated = (struct record_run_truncated){ .stream = "stdout",
+							      .output_bytes_max = 7 };
+	cr_assert_eq(audit_write(&st, &start), 0);
+	ev.hdr.seq = ++counter;	/* the kernel's next record takes 2 */
+	audit_handle_record(&st, &ev, sizeof(ev));
+	cr_assert_eq(audit_write_dns_event(&st, &dns), 0);
+	cr_expect_eq(st.records, 3);
+	buf = captured(st.sink, fd);
+	cr_expect_not_null(strstr(buf, "{\"seq\":1,"), "%s", buf);
+	cr_expect_not_null(strstr(buf, "\"run_id\":\"r\",\"kind\":\"run\",\"event\":"
+				       "\"output_truncated\",\"stream\":\"stdout\","
+				       "\"output_bytes_max\":7}\n{\"seq\":2,"), "%s", buf);
+	cr_expect_not_null(strstr(buf, "}\n{\"seq\":3,"), "%s", buf);
+	cr_expect_not_null(strstr(buf, "\"kind\":\"dns\",\"name\":\"x.example\""), "%s", buf);
+	free(buf);
+}

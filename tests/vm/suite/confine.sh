@@ -69,7 +69,7 @@ record() {
 	[ "$4" = - ] || r_access="\"access\":\"$4\","
 	r_errno=
 	[ "$6" = - ] || r_errno="\"errno\":\"$6\","
-	echo "{\"seq\":1,\"run_id\":\"$1\",\"kind\":\"$(kind_of "$2")\",\"op\":\"$2\",\"path\":\"$3\",$r_access\"decision\":\"$5\",$r_errno$7,\"uid\":0,\"comm\":\"${8:-fsprobe}\",\"exe\":\"$BIN/fsprobe\"}"
+	echo "{\"seq\":2,\"run_id\":\"$1\",\"kind\":\"$(kind_of "$2")\",\"op\":\"$2\",\"path\":\"$3\",$r_access\"decision\":\"$5\",$r_errno$7,\"uid\":0,\"comm\":\"${8:-fsprobe}\",\"exe\":\"$BIN/fsprobe\"}"
 }
 
 # denied NAME ID OP PATH_IN_RECORD ACCESS REASON_FIELDS PROBE_ARGS...: fsprobe

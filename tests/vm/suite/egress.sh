@@ -63,7 +63,7 @@ denied() {
 
 # netrec ID OP FAMILY PROTO ADDR PORT REASON [SEQ]: a denied socket record.
 netrec() {
-	echo "{\"seq\":${8:-1},\"run_id\":\"$1\",\"kind\":\"net\",\"op\":\"$2\",\"family\":\"$3\",\"protocol\":\"$4\",\"address\":\"$5\",\"port\":$6,\"decision\":\"deny\",\"errno\":\"EPERM\",\"reason\":\"$7\",\"uid\":0,\"comm\":\"netprobe\"}"
+	echo "{\"seq\":${8:-2},\"run_id\":\"$1\",\"kind\":\"net\",\"op\":\"$2\",\"family\":\"$3\",\"protocol\":\"$4\",\"address\":\"$5\",\"port\":$6,\"decision\":\"deny\",\"errno\":\"EPERM\",\"reason\":\"$7\",\"uid\":0,\"comm\":\"netprobe\"}"
 }
 
 # allowed NAME ID OP ARGS...: works, and no denial of any kind is recorded.

@@ -42,7 +42,7 @@ sys() {
 rec() {
 	access=
 	[ -n "$6" ] && access="\"access\":\"$6\","
-	echo "{\"seq\":1,\"run_id\":\"$1\",\"kind\":\"$(kind_of "$2")\",\"op\":\"$2\",\"path\":\"$3\",$access\"decision\":\"deny\",\"errno\":\"$4\",\"reason\":\"$5\",\"uid\":$U,\"comm\":\"sysprobe\",\"exe\":\"$BIN/sysprobe\"}"
+	echo "{\"seq\":2,\"run_id\":\"$1\",\"kind\":\"$(kind_of "$2")\",\"op\":\"$2\",\"path\":\"$3\",$access\"decision\":\"deny\",\"errno\":\"$4\",\"reason\":\"$5\",\"uid\":$U,\"comm\":\"sysprobe\",\"exe\":\"$BIN/sysprobe\"}"
 }
 
 # refused NAME ID EXPECT OP PATH ERRNO REASON PROBE_ARGS...: sysprobe sees
@@ -101,7 +101,7 @@ for U in 65534 0; do
 		# 6.1 checks unprivileged_bpf_disabled (CAP_BPF, then CAP_SYS_ADMIN)
 		# before the bpf LSM hook; 6.12 asks the hook first.
 		capability "bpf(BPF_PROG_LOAD)" "${P}k1" EPERM cap_bpf bpf-prog-load
-		r=$(rec "${P}k1" capability cap_sys_admin EPERM forbidden | sed 's/"seq":1/"seq":2/')
+		r=$(rec "${P}k1" capability cap_sys_admin EPERM forbidden | sed 's/"seq":2/"seq":3/')
 		expect_record "${P}k1" "$T/${P}k1.audit" "$r" &&
 			pass "bpf(BPF_PROG_LOAD): then cap_sys_admin (uid $U)" ||
 			fail "bpf(BPF_PROG_LOAD) cap_sys_admin (uid $U)" "second record missing"
@@ -120,7 +120,7 @@ for U in 65534 0; do
 	tether run --envelope "$ENV" --run-id "${P}k8" --audit "$T/${P}k8.audit" -- \
 		"$BIN/fsprobe" EPERM set-mtu lo 65536 >/dev/null
 	RC=$?
-	r="{\"seq\":1,\"run_id\":\"${P}k8\",\"kind\":\"capability\",\"op\":\"capability\",\"path\":\"cap_net_admin\",\"decision\":\"deny\",\"errno\":\"EPERM\",\"reason\":\"forbidden\",\"uid\":$U,\"comm\":\"fsprobe\",\"exe\":\"$BIN/fsprobe\"}"
+	r="{\"seq\":2,\"run_id\":\"${P}k8\",\"kind\":\"capability\",\"op\":\"capability\",\"path\":\"cap_net_admin\",\"decision\":\"deny\",\"errno\":\"EPERM\",\"reason\":\"forbidden\",\"uid\":$U,\"comm\":\"fsprobe\",\"exe\":\"$BIN/fsprobe\"}"
 	[ "$RC" -eq 0 ] && expect_record "${P}k8" "$T/${P}k8.audit" "$r" &&
 		pass "CAP_NET_ADMIN (SIOCSIFMTU) (uid $U)" || fail "CAP_NET_ADMIN (uid $U)" "exit $RC"
 
@@ -203,7 +203,7 @@ check_protected() {
 	name=$1 id=$2 op=$3 rpath=$4
 	shift 4
 	sys "$id" "$ENV" EACCES "$@"
-	r="{\"seq\":1,\"run_id\":\"$id\",\"kind\":\"$(kind_of "$op")\",\"op\":\"$op\",\"path\":\"$rpath\"$EXTRA,\"access\":\"write\",\"decision\":\"${DECISION:-deny}\",\"errno\":\"EACCES\",\"reason\":\"protected\",\"uid\":0,\"comm\":\"sysprobe\",\"exe\":\"$BIN/sysprobe\"}"
+	r="{\"seq\":2,\"run_id\":\"$id\",\"kind\":\"$(kind_of "$op")\",\"op\":\"$op\",\"path\":\"$rpath\"$EXTRA,\"access\":\"write\",\"decision\":\"${DECISION:-deny}\",\"errno\":\"EACCES\",\"reason\":\"protected\",\"uid\":0,\"comm\":\"sysprobe\",\"exe\":\"$BIN/sysprobe\"}"
 	if [ "$RC" -eq 0 ] && expect_record "$name" "$T/$id.audit" "$r"; then
 		pass "$name"
 	else

@@ -11,7 +11,7 @@ envelope "$ENV" "$WS"
 # refused NAME ID FAMILY TYPE PROTOCOL: socket() fails with EPERM, recorded.
 refused() {
 	in_run "$2" EPERM socket "$3" "$4" "$5"
-	rec="{\"seq\":1,\"run_id\":\"$2\",\"kind\":\"net\",\"op\":\"socket_create\",\"path\":\"$3/$4/$5\",\"decision\":\"deny\",\"errno\":\"EPERM\",\"reason\":\"forbidden\",\"uid\":0,\"comm\":\"fsprobe\",\"exe\":\"$BIN/fsprobe\"}"
+	rec="{\"seq\":2,\"run_id\":\"$2\",\"kind\":\"net\",\"op\":\"socket_create\",\"path\":\"$3/$4/$5\",\"decision\":\"deny\",\"errno\":\"EPERM\",\"reason\":\"forbidden\",\"uid\":0,\"comm\":\"fsprobe\",\"exe\":\"$BIN/fsprobe\"}"
 	if [ "$RC" -ne 0 ]; then
 		fail "$1" "socket() did not fail with EPERM (tether exit $RC)"
 	elif ! expect_record "$1" "$T/$2.audit" "$rec"; then
@@ -45,7 +45,7 @@ refused "AF_XDP (raw frames from a NIC queue)" ns12 44 3 0
 
 # CAP_NET_ADMIN reconfigures the host's network: routes, links, qdiscs.
 in_run ns13 EPERM set-mtu lo 65536
-rec='{"seq":1,"run_id":"ns13","kind":"capability","op":"capability","path":"cap_net_admin","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe","exe":"/opt/tether-tests/bin/fsprobe"}'
+rec='{"seq":2,"run_id":"ns13","kind":"capability","op":"capability","path":"cap_net_admin","decision":"deny","errno":"EPERM","reason":"forbidden","uid":0,"comm":"fsprobe","exe":"/opt/tether-tests/bin/fsprobe"}'
 [ "$RC" -eq 0 ] && expect_record ns13 "$T/ns13.audit" "$rec" &&
 	pass "CAP_NET_ADMIN is refused (an interface's MTU through SIOCSIFMTU)" ||
 	fail "CAP_NET_ADMIN" "exit $RC"

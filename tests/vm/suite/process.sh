@@ -124,13 +124,13 @@ healthy() {
 
 # forbidden ID OP [UID] [SEQ]: the normalized record of an operation no rule grants.
 forbidden() {
-	echo "{\"seq\":${4:-1},\"run_id\":\"$1\",\"kind\":\"$(kind_of "$2")\",\"op\":\"$2\",\"path\":\"\",\"decision\":\"deny\",\"errno\":\"EPERM\",\"reason\":\"forbidden\",\"uid\":${3:-0},\"comm\":\"procprobe\",\"exe\":\"$EXE\"}"
+	echo "{\"seq\":${4:-2},\"run_id\":\"$1\",\"kind\":\"$(kind_of "$2")\",\"op\":\"$2\",\"path\":\"\",\"decision\":\"deny\",\"errno\":\"EPERM\",\"reason\":\"forbidden\",\"uid\":${3:-0},\"comm\":\"procprobe\",\"exe\":\"$EXE\"}"
 }
 
 # capref ID CAP [UID] [SEQ]: the record of a capability check the capability
 # module refused (before any BPF-LSM hook runs).
 capref() {
-	echo "{\"seq\":${4:-1},\"run_id\":\"$1\",\"kind\":\"capability\",\"op\":\"capability\",\"path\":\"$2\",\"decision\":\"deny\",\"errno\":\"EPERM\",\"reason\":\"forbidden\",\"uid\":${3:-0},\"comm\":\"procprobe\",\"exe\":\"$EXE\"}"
+	echo "{\"seq\":${4:-2},\"run_id\":\"$1\",\"kind\":\"capability\",\"op\":\"capability\",\"path\":\"$2\",\"decision\":\"deny\",\"errno\":\"EPERM\",\"reason\":\"forbidden\",\"uid\":${3:-0},\"comm\":\"procprobe\",\"exe\":\"$EXE\"}"
 }
 
 # denials ID: how many deny records the run's stream holds.
@@ -343,7 +343,7 @@ done
 # cgfile NAME ID PATH CONTENT: writing PATH fails EACCES, recorded as
 # protected (a kernel control file system, whatever the rules say).
 cgfile() {
-	c_rec="{\"seq\":1,\"run_id\":\"$2\",\"kind\":\"fs\",\"op\":\"open_write\",\"path\":\"$3\",\"access\":\"write\",\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":\"protected\",\"uid\":0,\"comm\":\"procprobe\",\"exe\":\"$EXE\"}"
+	c_rec="{\"seq\":2,\"run_id\":\"$2\",\"kind\":\"fs\",\"op\":\"open_write\",\"path\":\"$3\",\"access\":\"write\",\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":\"protected\",\"uid\":0,\"comm\":\"procprobe\",\"exe\":\"$EXE\"}"
 	attack "$1" "$2" "$c_rec" EACCES write "$3" "$4"
 }
 cgfile "write the parent's cgroup.procs (leave the run)" cg1 $CG/cgroup.procs 0
@@ -355,7 +355,7 @@ cgfile "write the run's cgroup.subtree_control" cg6 $CG/cg6/cgroup.subtree_contr
 cgfile "raise the run's own pids.max" cg7 $CG/cg7/pids.max max
 cgfile "raise the run's own memory.max" cg8 $CG/cg8/memory.max max
 attack "mkdir in the run cgroup" cg9 \
-	"{\"seq\":1,\"run_id\":\"cg9\",\"kind\":\"fs\",\"op\":\"mkdir\",\"path\":\"$CG/cg9/sub\",\"access\":\"write\",\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":\"protected\",\"uid\":0,\"comm\":\"procprobe\",\"exe\":\"$EXE\"}" \
+	"{\"seq\":2,\"run_id\":\"cg9\",\"kind\":\"fs\",\"op\":\"mkdir\",\"path\":\"$CG/cg9/sub\",\"access\":\"write\",\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":\"protected\",\"uid\":0,\"comm\":\"procprobe\",\"exe\":\"$EXE\"}" \
 	EACCES mkdir $CG/cg9/sub
 attack "clone3(CLONE_INTO_CGROUP) with the parent cgroup's fd" cg10 "$(forbidden cg10 clone_into_cgroup)" \
 	EPERM clone-into-cgroup $CG
@@ -482,7 +482,7 @@ trap - TERM USR1
 # count_at FILE: how many '@' FILE holds (tether's own lines have none).
 count_at() { tr -cd @ < "$1" | wc -c; }
 ENV=$T/p-out.yaml
-trunc_rec() { echo "{\"run_id\":\"$1\",\"kind\":\"run\",\"event\":\"output_truncated\",\"stream\":\"$2\",\"output_bytes_max\":10000}"; }
+trunc_rec() { echo "{\"seq\":${3:-2},\"run_id\":\"$1\",\"kind\":\"run\",\"event\":\"output_truncated\",\"stream\":\"$2\",\"output_bytes_max\":10000}"; }
 prun of1 "$P" - flood 1 0 @
 verify of1 125 budget_exhausted output_bytes ""
 [ "$(wc -c < "$T/of1.out")" -eq 10000 ] && [ "$(count_at "$T/of1.out")" -eq 10000 ] ||

@@ -38,7 +38,7 @@ ruled() {
 	name=$1 id=$2 op=$3 rpath=$4 rule=$5 rule_path=$6
 	shift 6
 	in_run "$id" EACCES "$@"
-	rec="{\"seq\":1,\"run_id\":\"$id\",\"kind\":\"$(kind_of "$op")\",\"op\":\"$op\",\"path\":\"$rpath\",\"access\":\"write\",\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":\"rule\",\"rule\":$rule,\"rule_path\":\"$rule_path\",\"uid\":0,\"comm\":\"fsprobe\",\"exe\":\"$BIN/fsprobe\"}"
+	rec="{\"seq\":2,\"run_id\":\"$id\",\"kind\":\"$(kind_of "$op")\",\"op\":\"$op\",\"path\":\"$rpath\",\"access\":\"write\",\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":\"rule\",\"rule\":$rule,\"rule_path\":\"$rule_path\",\"uid\":0,\"comm\":\"fsprobe\",\"exe\":\"$BIN/fsprobe\"}"
 	if [ "$RC" -ne 0 ]; then
 		fail "$name" "fsprobe did not see EACCES (tether exit $RC)"
 	elif ! expect_record "$name" "$T/$id.audit" "$rec"; then
@@ -71,7 +71,7 @@ ruled "a denied directory cannot be exchanged with another (RENAME_EXCHANGE)" r1
 ruled "an empty denied directory cannot be removed" r13 rmdir "$W/rw/deep/secret" 9 \
 	"$W/rw/deep/secret" rmdir "$W/rw/deep/secret"
 in_run r14 EACCES rename "$W/rw/deep" "$W/rw/deep2"
-rec='{"seq":1,"run_id":"r14","kind":"fs","op":"rename","path":"/srv/rules/rw/deep","decision":"deny","errno":"EACCES","reason":"forbidden","uid":0,"comm":"fsprobe","exe":"/opt/tether-tests/bin/fsprobe"}'
+rec='{"seq":2,"run_id":"r14","kind":"fs","op":"rename","path":"/srv/rules/rw/deep","decision":"deny","errno":"EACCES","reason":"forbidden","uid":0,"comm":"fsprobe","exe":"/opt/tether-tests/bin/fsprobe"}'
 [ "$RC" -eq 0 ] && [ -d "$W/rw/deep/secret" ] && expect_record r14 "$T/r14.audit" "$rec" &&
 	pass "a directory above a carve-out cannot be renamed (pinned)" ||
 	fail "pinned directory" "exit $RC"

@@ -25,7 +25,7 @@ echo "$out" | sed 's/^/  tworuns: /'
 
 # deny_rec ID PATH: run ID's record of its write under another run's workspace
 deny_rec() {
-	echo "{\"seq\":1,\"run_id\":\"$1\",\"kind\":\"fs\",\"op\":\"create\",\"path\":\"$2\",\"access\":\"write\",\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":\"rule\",\"rule\":0,\"rule_path\":\"/\",\"uid\":0,\"comm\":\"fsprobe\",\"exe\":\"$BIN/fsprobe\"}"
+	echo "{\"seq\":2,\"run_id\":\"$1\",\"kind\":\"fs\",\"op\":\"create\",\"path\":\"$2\",\"access\":\"write\",\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":\"rule\",\"rule\":0,\"rule_path\":\"/\",\"uid\":0,\"comm\":\"fsprobe\",\"exe\":\"$BIN/fsprobe\"}"
 }
 
 [ "$rc" -eq 0 ] && echo "$out" | grep -qx "two-a reason=succeeded exit=0 verified=1 concurrent=1" &&
