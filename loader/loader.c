@@ -1149,7 +1149,7 @@ static int pin_add(struct tl_run *run, uint32_t dev, uint64_t ino)
 
 /*
  * Hooks without a mount (xattrs, ACLs, timestamps) decide by inode identity;
- * the plan says which rules have one (runtime/plan.c).
+ * the plan says which rules have one (runtime/plan/paths.c).
  */
 static int install_inode_rule(struct tl_node *node, struct tl_run *run, struct tl_run_rule *rr,
 			      const struct tl_path_rule *src, const struct tether_path_rule *rule,
@@ -1168,7 +1168,7 @@ static int install_inode_rule(struct tl_node *node, struct tl_run *run, struct t
 	return 0;
 }
 
-/* The directories the plan pins above carve-outs (runtime/plan.c says why). */
+/* The directories the plan pins above carve-outs (runtime/plan/paths.c says why). */
 static int install_pins(struct tl_node *node, struct tl_run *run, const struct tl_run_plan *plan,
 			struct tl_error *err)
 {
@@ -1198,21 +1198,20 @@ static void reset_seq(struct tl_node *node, uint32_t slot)
 		__atomic_store_n(&node->run_seq[slot], 0, __ATOMIC_SEQ_CST);
 }
 
-int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t mode, uint32_t run_flags,
-		   const struct tl_run_plan *plan, char *const *abstract_sockets,
-		   size_t abstract_count, const struct tl_run_net *net, struct tl_run *run,
-		   struct tl_error *err)
+int tl_run_install(struct tl_node *node, uint64_t cgroup_id, const struct tl_run_plan *plan,
+		   struct tl_run *run, struct tl_error *err)
 {
-	const struct tl_path_rule *rules = plan ? plan->rules : NULL;
-	size_t i, rule_count = plan ? plan->rule_count : 0;
+	const struct tl_path_rule *rules = plan->rules;
+	const struct tl_run_net *net = &plan->net;
+	size_t i, rule_count = plan->rule_count;
 	struct tether_run value = {};
 	struct tether_path_key key;
 	struct tether_path_rule rule;
 	int r;
 
 	*run = (struct tl_run){ .cgroup_id = cgroup_id, .ring_fd = -1 };
-	if (mode != TETHER_MODE_ENFORCE && mode != TETHER_MODE_AUDIT)
-		return fail(err, EINVAL, "unknown run mode %u", mode);
+	if (plan->mode != TETHER_MODE_ENFORCE && plan->mode != TETHER_MODE_AUDIT)
+		return fail(err, EINVAL, "unknown run mode %u", plan->mode);
 	if (!node->run_seq)
 		return fail(err, EBADF, "the node's run_seq map is not mapped");
 	run->rules = calloc(rule_count ? rule_count : 1, sizeof(*run->rules));
@@ -1251,14 +1250,12 @@ int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t mode, uint
 		if (r)
 			goto fail;
 	}
-	if (plan) {
-		r = install_pins(node, run, plan, err);
-		if (r)
-			goto fail;
-	}
-	for (i = 0; i < abstract_count; i++) {
+	r = install_pins(node, run, plan, err);
+	if (r)
+		goto fail;
+	for (i = 0; i < plan->abstract_count; i++) {
 		struct tether_abstract_key akey = { .run_slot = run->run_slot };
-		size_t len = strlen(abstract_sockets[i]);
+		size_t len = strlen(plan->abstract_sockets[i]);
 		__u8 one = 1;
 
 		if (len == 0 || len > TETHER_ABSTRACT_NAME_MAX) {
@@ -1266,26 +1263,24 @@ int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t mode, uint
 			goto fail;
 		}
 		akey.len = (__u32)len;
-		memcpy(akey.name, abstract_sockets[i], len);
+		memcpy(akey.name, plan->abstract_sockets[i], len);
 		if (bpf_map_update_elem(node->abstract_fd, &akey, &one, BPF_ANY)) {
 			r = fail(err, errno, "writing abstract socket name %zu", i);
 			goto fail;
 		}
 	}
-	for (i = 0; net && i < net->count; i++) {
+	for (i = 0; i < net->count; i++) {
 		r = tl_run_net_write(node, run, &net->entries[i], err);
 		if (r)
 			goto fail;
 	}
 	/* Last: from here on every hook in the run's cgroup enforces the rules above. */
 	value.run_slot = run->run_slot;
-	value.mode = mode;
-	value.flags = run_flags;
-	if (net) {
-		value.egress_max = net->egress_max;
-		value.dns_port4 = net->dns_port4;
-		value.dns_port6 = net->dns_port6;
-	}
+	value.mode = plan->mode;
+	value.flags = plan->run_flags;
+	value.egress_max = net->egress_max;
+	value.dns_port4 = net->dns_port4;
+	value.dns_port6 = net->dns_port6;
 	if (bpf_map_update_elem(node->runs_fd, &cgroup_id, &value, BPF_NOEXIST)) {
 		r = fail(err, errno, "registering run cgroup %llu", (unsigned long long)cgroup_id);
 		goto fail;

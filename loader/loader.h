@@ -98,7 +98,7 @@ int tl_probe_lsm(struct tl_error *err);
 
 /*
  * One path rule in kernel form.  The identity fields are the plan's
- * (runtime/plan.h): the loader writes them, it never looks at the host.
+ * (runtime/plan/paths.h): the loader writes them, it never looks at the host.
  */
 struct tl_path_rule {
 	const char *path;	/* absolute, normalised, at most TETHER_PATH_KEY_MAX - 1 bytes */
@@ -110,21 +110,13 @@ struct tl_path_rule {
 
 /*
  * A directory above a carve-out, entered in inode_rules with
- * TETHER_ACCESS_PINNED added to `access` (see runtime/plan.c).
+ * TETHER_ACCESS_PINNED added to `access` (see runtime/plan/paths.c).
  */
 struct tl_inode_pin {
 	uint32_t dev;
 	uint64_t ino;
 	uint32_t access;	/* without TETHER_ACCESS_PINNED */
 	uint32_t rule_id;
-};
-
-/* A run's path entries as the kernel gets them: rules in policy order, then pins. */
-struct tl_run_plan {
-	const struct tl_path_rule *rules;
-	size_t rule_count;
-	const struct tl_inode_pin *pins;
-	size_t pin_count;
 };
 
 /* What tl_run_remove needs to delete one rule's entries. */
@@ -150,6 +142,23 @@ struct tl_run_net {
 	uint16_t dns_port4, dns_port6;	/* the run's DNS proxy; 0: none */
 };
 
+/*
+ * Everything tl_run_install writes for one run, in kernel form: the plan
+ * runtime/plan/ makes from the compiled policy and this host.  The loader
+ * writes it as it is; it never looks at the host.
+ */
+struct tl_run_plan {
+	uint32_t mode;			/* enum tether_run_mode */
+	uint32_t run_flags;		/* enum tether_run_flags */
+	const struct tl_path_rule *rules;	/* in policy order: a rule's index is its id */
+	size_t rule_count;
+	const struct tl_inode_pin *pins;	/* directories above carve-outs */
+	size_t pin_count;
+	char *const *abstract_sockets;	/* abstract unix socket names the run may reach */
+	size_t abstract_count;
+	struct tl_run_net net;
+};
+
 /* A run's map entries.  Filled by tl_run_install, removed by tl_run_remove. */
 /* An inode rule pinning a directory above a carve-out, for removal. */
 struct tl_run_pin {
@@ -172,14 +181,11 @@ struct tl_run {
  * Claims a run slot, creates the run's audit ring, resets the slot's
  * sequence counter, writes the plan's path rules, inode rules and pins,
  * the abstract unix socket names the run may reach and its address rules,
- * and finally the runs[cgroup_id] entry that turns enforcement on.  `mode`
- * is an enum tether_run_mode, `run_flags` a mask of enum tether_run_flags.
- * On failure everything written so far is removed again.
+ * and finally the runs[cgroup_id] entry that turns enforcement on.  On
+ * failure everything written so far is removed again.
  */
-int tl_run_install(struct tl_node *node, uint64_t cgroup_id, uint32_t mode, uint32_t run_flags,
-		   const struct tl_run_plan *plan, char *const *abstract_sockets,
-		   size_t abstract_count, const struct tl_run_net *net, struct tl_run *run,
-		   struct tl_error *err);
+int tl_run_install(struct tl_node *node, uint64_t cgroup_id, const struct tl_run_plan *plan,
+		   struct tl_run *run, struct tl_error *err);
 
 /* Writes (adds or replaces) one address entry of a live run: DNS admissions. */
 int tl_run_net_write(struct tl_node *node, const struct tl_run *run,

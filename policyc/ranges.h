@@ -2,7 +2,7 @@
 /*
  * The address ranges tether treats specially, in one table for both of their
  * users: the compiler, which keeps broad blocks out of the host, link-local
- * and metadata ranges (barrier entries, destinations.c and runtime/net.c),
+ * and metadata ranges (barrier entries, destinations.c and runtime/plan/net.c),
  * and the run's DNS proxy, which refuses answers that point into them or
  * into private and multicast ranges (the rebinding defence, runtime/dns.c).
  *

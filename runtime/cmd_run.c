@@ -11,9 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/random.h>
-#include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -102,17 +99,6 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 	return 0;
 }
 
-static int make_run_id(char *buf, size_t size)
-{
-	unsigned char rnd[6];
-
-	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
-		return -errno;
-	snprintf(buf, size, "run-%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3],
-		 rnd[4], rnd[5]);
-	return 0;
-}
-
 /* A failure as a message and tether's exit status (documented in usage() and the README). */
 static int report(const struct run_error *err)
 {
@@ -148,38 +134,36 @@ static int exit_status(const struct run_result *res)
 	}
 }
 
-/* Serves the run until its command exits; SIGINT, SIGTERM and SIGHUP cancel it. */
-static int drive(struct run *run, int sigfd, struct run_error *err)
+static const int cancel_signals[3] = { SIGINT, SIGTERM, SIGHUP };
+/* The signal that asked to cancel the run; 0: none (yet). */
+static volatile sig_atomic_t cancel_signal;
+
+static void on_cancel_signal(int sig)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
-	int ep = epoll_create1(EPOLL_CLOEXEC), r = 0;
+	cancel_signal = sig;
+}
 
-	if (ep < 0)
-		return -errno;
-	ev.data.fd = sigfd;
-	epoll_ctl(ep, EPOLL_CTL_ADD, sigfd, &ev);
-	ev.data.fd = run_fd(run);
-	epoll_ctl(ep, EPOLL_CTL_ADD, run_fd(run), &ev);
+/*
+ * Serves the run until its command exits.  SIGINT, SIGTERM and SIGHUP stay
+ * blocked but while the run waits for its events (`waiting`: the caller's
+ * mask without them), so they cancel it at once and never in the middle of
+ * serving it.
+ */
+static int drive(struct run *run, const sigset_t *waiting, struct run_error *err)
+{
+	int r = 0;
+
 	while (!r && !run_exited(run)) {
-		struct epoll_event got[2];
-		int n = epoll_wait(ep, got, 2, -1);
-
-		for (int i = 0; i < n && !r; i++) {
-			struct signalfd_siginfo ssi;
+		r = run_dispatch(run, -1, waiting, err);
+		if (cancel_signal) {
 			char why[64];
 
-			if (got[i].data.fd != sigfd) {
-				r = run_dispatch(run, err);
-			} else if (read(sigfd, &ssi, sizeof(ssi)) == sizeof(ssi)) {
-				snprintf(why, sizeof(why), "signal %u (%s)", ssi.ssi_signo,
-					 strsignal((int)ssi.ssi_signo));
-				run_cancel(run, why);
-			}
+			snprintf(why, sizeof(why), "signal %d (%s)", (int)cancel_signal,
+				 strsignal((int)cancel_signal));
+			cancel_signal = 0;
+			run_cancel(run, why);
 		}
-		if (n < 0 && errno != EINTR)
-			r = -errno;
 	}
-	close(ep);
 	return r;
 }
 
@@ -193,8 +177,9 @@ int cmd_run(int argc, char **argv)
 	struct run_result res;
 	struct run *run = NULL;
 	char run_id[80];
-	sigset_t block, old;
-	int sigfd, ret, r;
+	struct sigaction sa = { .sa_handler = on_cancel_signal };
+	sigset_t block, old, waiting;
+	int ret, r;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	cfg.started_ns = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec;
@@ -211,14 +196,10 @@ int cmd_run(int argc, char **argv)
 		usage(stderr);
 		return TETHER_EXIT_RUN_USAGE;
 	}
-	if (opts.run_id && !run_id_valid(opts.run_id)) {
-		fprintf(stderr, "tether run: invalid --run-id '%s': use 1 to 64 of "
-				"[A-Za-z0-9._-], not '.' or '..'\n", opts.run_id);
-		return TETHER_EXIT_RUN_USAGE;
-	}
+	/* a given --run-id is checked by run_create, like any other caller's */
 	if (opts.run_id) {
 		snprintf(run_id, sizeof(run_id), "%s", opts.run_id);
-	} else if ((r = make_run_id(run_id, sizeof(run_id)))) {
+	} else if ((r = run_id_generate(run_id, sizeof(run_id)))) {
 		fprintf(stderr, "tether run: generating a run id: %s\n", strerror(-r));
 		return TETHER_EXIT_RUN_ERROR;
 	}
@@ -229,11 +210,14 @@ int cmd_run(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	/* SIGINT/SIGTERM/SIGHUP cancel the run through the loop, never leave it unsupervised. */
 	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
+	for (size_t i = 0; i < 3; i++)
+		sigaddset(&block, cancel_signals[i]);
 	sigprocmask(SIG_BLOCK, &block, &old);
-	sigfd = signalfd(-1, &block, SFD_CLOEXEC | SFD_NONBLOCK);
+	waiting = old;
+	for (size_t i = 0; i < 3; i++) {
+		sigaction(cancel_signals[i], &sa, NULL);
+		sigdelset(&waiting, cancel_signals[i]);
+	}
 	cfg.policy = policy;
 	cfg.policy_path = opts.envelope;
 	cfg.run_id = run_id;
@@ -241,17 +225,12 @@ int cmd_run(int argc, char **argv)
 	cfg.audit_allowed = opts.audit_allowed;
 	cfg.argv = opts.argv;
 	cfg.child_mask = &old;
-	if (sigfd < 0) {
-		fprintf(stderr, "tether run: preparing run %s: %s\n", run_id, strerror(errno));
-		ret = TETHER_EXIT_RUN_ERROR;
-		goto out;
-	}
 	if (run_create(&cfg, &run, &err)) {
 		ret = report(&err);
 		goto out;
 	}
 	r = run_start(run, &err);
-	if (!r && (r = drive(run, sigfd, &err)) && !err.msg[0])
+	if (!r && (r = drive(run, &waiting, &err)) && !err.msg[0])
 		snprintf(err.msg, sizeof(err.msg), "waiting for %s: %s", opts.argv[0], strerror(-r));
 	/* a run that could not start or be supervised is torn down all the same */
 	ret = r ? report(&err) : 0;
@@ -261,8 +240,6 @@ int cmd_run(int argc, char **argv)
 		ret = exit_status(&res);
 out:
 	run_free(run);
-	if (sigfd >= 0)
-		close(sigfd);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	tp_policy_free(policy);
 	return ret;

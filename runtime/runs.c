@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/random.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,6 +20,17 @@ bool run_id_valid(const char *id)
 		      (id[i] >= '0' && id[i] <= '9') || id[i] == '-' || id[i] == '_' || id[i] == '.'))
 			return false;
 	return true;
+}
+
+int run_id_generate(char *buf, size_t size)
+{
+	unsigned char rnd[6];
+
+	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+		return -errno;
+	snprintf(buf, size, "run-%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3],
+		 rnd[4], rnd[5]);
+	return 0;
 }
 
 int proc_stat_start_time(const char *stat, unsigned long long *start)

@@ -11,6 +11,9 @@
  * 1 to 64 of [A-Za-z0-9._-], not "." or "..". */
 bool run_id_valid(const char *id);
 
+/* A fresh run id, "run-" and 12 random hex digits, into buf.  0 or a negative errno. */
+int run_id_generate(char *buf, size_t size);
+
 /* One file per live run, named by run id: "PID STARTTIME\n" of its controller. */
 #define TETHER_RUNS_DIR "/run/tether/runs"
 

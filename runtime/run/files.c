@@ -18,7 +18,7 @@
 
 #include "bpf/abi/rules.h"
 #include "runtime/fsutil.h"
-#include "runtime/rules.h"
+#include "runtime/plan/rules.h"
 #include "runtime/run/internal.h"
 #include "runtime/runs.h"
 

@@ -12,7 +12,7 @@
 #include "policyc/policy.h"
 #include "runtime/audit.h"
 #include "runtime/cgroup.h"
-#include "runtime/net.h"
+#include "runtime/plan/net.h"
 #include "runtime/run/run.h"
 
 /* Time the leftovers of a run get to die after cgroup.kill before we give up. */

@@ -27,9 +27,10 @@
 #include "bpf/abi/rules.h"
 #include "runtime/dnsproxy.h"
 #include "runtime/launch.h"
-#include "runtime/plan.h"
-#include "runtime/rules.h"
+#include "runtime/plan/plan.h"
+#include "runtime/plan/rules.h"
 #include "runtime/run/internal.h"
+#include "runtime/runs.h"
 #include "runtime/sink/sink.h"
 
 #ifndef P_PIDFD
@@ -337,29 +338,22 @@ static int next_seq(void *p, uint64_t *seq)
 /* The map entries that turn enforcement on, then the ring and the sink. */
 static int install(struct run *run, struct run_error *err)
 {
-	const struct tp_policy *policy = run->policy;
-	struct tl_error lerr = { "" };
-	struct tl_run_net net = {
-		.entries = run->net.entries,
-		.count = run->net.count,
-		.egress_max = policy->limits[TP_LIMIT_EGRESS_BYTES],
+	const struct run_plan_input in = {
+		.policy = run->policy,
+		.rules = run->rules,
+		.rule_count = run->rule_count,
+		.net = &run->net,
 		.dns_port4 = dns_proxy_port(run->dns, AF_INET),
 		.dns_port6 = dns_proxy_port(run->dns, AF_INET6),
+		.audit_allowed = run->audit_allowed,
 	};
+	struct tl_error lerr = { "" };
+	struct tl_run_plan plan;
 	int r;
 
-	struct tl_run_plan plan;
-
-	/* the host's part of the rules (inode identities, carve-out pins): runtime/plan.c */
-	r = run_plan_build(run->rules, run->rule_count, &plan, &lerr);
-	/* tp_policy and the kernel number the modes alike (policyc/policy.h) */
+	r = run_plan_make(&in, &plan, &lerr);
 	if (!r)
-		r = tl_run_install(&run->node, run->cg.id,
-				   policy->mode == TP_MODE_AUDIT ? TETHER_MODE_AUDIT
-								 : TETHER_MODE_ENFORCE,
-				   run->audit_allowed ? TETHER_RUN_AUDIT_ALLOWED : 0, &plan,
-				   policy->abstract_sockets, policy->abstract_socket_count, &net,
-				   &run->run, &lerr);
+		r = tl_run_install(&run->node, run->cg.id, &plan, &run->run, &lerr);
 	run_plan_free(&plan);
 	if (r)
 		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_INSTALL, -r,
@@ -427,6 +421,13 @@ int run_create(const struct run_config *cfg, struct run **out, struct run_error 
 	int r;
 
 	*err = (struct run_error){ 0 };
+	/* it names a cgroup directory, a run file and a TMPDIR: no "..", no "/" */
+	if (!cfg->run_id || !run_id_valid(cfg->run_id)) {
+		free(run);
+		return run_fail(err, RUN_ERROR_USAGE, RUN_STEP_PREFLIGHT, EINVAL,
+				"invalid run id '%s': use 1 to 64 of [A-Za-z0-9._-], not '.' or '..'",
+				cfg->run_id ? cfg->run_id : "");
+	}
 	if (!run)
 		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_PREFLIGHT, ENOMEM, "%s",
 				strerror(ENOMEM));
@@ -593,7 +594,8 @@ static int reap(struct run *run, struct run_error *err)
 	return 0;
 }
 
-int run_dispatch(struct run *run, struct run_error *err)
+int run_dispatch(struct run *run, int timeout_ms, const sigset_t *sigmask,
+		 struct run_error *err)
 {
 	struct epoll_event events[8];
 	int ring_fd = run->ring ? ring_buffer__epoll_fd(run->ring) : -1;
@@ -603,7 +605,7 @@ int run_dispatch(struct run *run, struct run_error *err)
 	*err = (struct run_error){ 0 };
 	if (run->exited)
 		return 0;
-	n = epoll_wait(run->ep, events, 8, 0);
+	n = epoll_pwait(run->ep, events, 8, timeout_ms, sigmask);
 	if (n < 0 && errno == EINTR)
 		return 0;
 	if (n < 0)

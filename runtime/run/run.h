@@ -8,6 +8,7 @@
  *   run_start     the start record, clone3(CLONE_INTO_CGROUP), exec
  *   run_fd        one descriptor to poll (EPOLLIN); when it is readable,
  *   run_dispatch  serves the run: records, output, DNS, limits, wall clock
+ *                 (or waits for them itself, for a caller with one run)
  *   run_cancel    ends the run (cancelled), as a signal to the CLI does
  *   run_teardown  kills what is left, drains, removes every trace, writes
  *                 the cleanup and end records, and says how the run ended
@@ -130,10 +131,16 @@ int run_start(struct run *run, struct run_error *err);
 int run_fd(const struct run *run);
 
 /*
- * Serves what is ready, without blocking.  Returns 0, or a negative errno
- * when the run cannot be supervised any more (tear it down).
+ * Serves what is ready, waiting up to timeout_ms for something to be (0:
+ * not at all, for a loop that polled run_fd itself; -1: until something
+ * happens).  While it waits the signal mask is `sigmask` (NULL: as it is),
+ * as with epoll_pwait: a caller that blocks the signals it handles takes
+ * them here, and a signal ends the wait.  Returns 0, also after a signal,
+ * or a negative errno when the run cannot be supervised any more (tear it
+ * down).
  */
-int run_dispatch(struct run *run, struct run_error *err);
+int run_dispatch(struct run *run, int timeout_ms, const sigset_t *sigmask,
+		 struct run_error *err);
 
 /* The command has exited: the run is ready for run_teardown. */
 bool run_exited(const struct run *run);

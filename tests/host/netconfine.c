@@ -46,7 +46,7 @@
 #include "runtime/cgroup.h"
 #include "runtime/dns.h"
 #include "runtime/dnsproxy.h"
-#include "runtime/net.h"
+#include "runtime/plan/net.h"
 
 static unsigned passed, failed;
 
@@ -333,7 +333,7 @@ static int run_start(struct env *e, struct run *r, const char *name, uint64_t ma
 	struct tp_diags diags = { 0 };
 	struct tl_error err = { "" };
 	struct dns_proxy_config cfg;
-	struct tl_run_net net;
+	struct tl_run_plan plan;
 	int n, rc;
 
 	memset(r, 0, sizeof(*r));
@@ -398,13 +398,16 @@ static int run_start(struct env *e, struct run *r, const char *name, uint64_t ma
 	if (mkdir(path, 0755) < 0 || cgroup_id_of(path, &r->cg.id))
 		return -errno;
 	r->cg.path = strdup(path);
-	net = (struct tl_run_net){
-		.entries = r->plan.entries, .count = r->plan.count, .egress_max = max_bytes,
-		.dns_port4 = dns_proxy_port(r->dns, AF_INET),
-		.dns_port6 = dns_proxy_port(r->dns, AF_INET6),
+	/* the network part of a plan: this node has no path rules */
+	plan = (struct tl_run_plan){
+		.mode = TETHER_MODE_ENFORCE,
+		.net = {
+			.entries = r->plan.entries, .count = r->plan.count, .egress_max = max_bytes,
+			.dns_port4 = dns_proxy_port(r->dns, AF_INET),
+			.dns_port6 = dns_proxy_port(r->dns, AF_INET6),
+		},
 	};
-	rc = tl_run_install(&e->node, r->cg.id, TETHER_MODE_ENFORCE, 0, NULL, NULL, 0, &net,
-			    &r->run, &err);
+	rc = tl_run_install(&e->node, r->cg.id, &plan, &r->run, &err);
 	if (rc) {
 		fprintf(stderr, "netconfine: %s\n", err.msg);
 		return rc;

@@ -119,7 +119,13 @@ static const struct tl_inode_pin plan_pins[] = {
 	  .rule_id = 1 },
 	{ .dev = (8u << 20) | 1, .ino = 2, .access = TETHER_ACCESS_READ, .rule_id = 0 },
 };
-static const struct tl_run_plan plan = { plan_rules, 3, plan_pins, 2 };
+static const struct tl_run_plan plan = {
+	.mode = TETHER_MODE_ENFORCE,
+	.rules = plan_rules,
+	.rule_count = 3,
+	.pins = plan_pins,
+	.pin_count = 2,
+};
 
 static struct tl_net_entry net_entry(uint8_t last, uint8_t prefixlen)
 {
@@ -138,12 +144,15 @@ static void install(uint64_t cgroup_id, struct tl_run *run)
 {
 	static char *abstract[] = { "tether-test" };
 	struct tl_net_entry entries[] = { net_entry(2, 128) };
-	struct tl_run_net net = { entries, 1, 65536, 5353, 5354 };
+	struct tl_run_plan p = plan;
 	struct tl_error err = { { 0 } };
 
-	cr_assert_eq(tl_run_install(&node, cgroup_id, TETHER_MODE_AUDIT, TETHER_RUN_AUDIT_ALLOWED,
-				    &plan, abstract, 1, &net, run, &err),
-		     0, "%s", err.msg);
+	p.mode = TETHER_MODE_AUDIT;
+	p.run_flags = TETHER_RUN_AUDIT_ALLOWED;
+	p.abstract_sockets = abstract;
+	p.abstract_count = 1;
+	p.net = (struct tl_run_net){ entries, 1, 65536, 5353, 5354 };
+	cr_assert_eq(tl_run_install(&node, cgroup_id, &p, run, &err), 0, "%s", err.msg);
 }
 
 TestSuite(loader_maps, .init = node_up, .fini = node_down);
@@ -254,13 +263,14 @@ Test(loader_maps, a_failed_install_removes_what_it_wrote)
 {
 	static char *bad[] = { "" };	/* an abstract name of 0 bytes */
 	struct tl_error err = { { 0 } };
+	struct tl_run_plan p = plan;
 	struct tl_run run;
 	uint32_t slot = 1 + 99 % TETHER_MAX_RUNS;
 	int ring;
 
-	cr_assert_eq(tl_run_install(&node, 99, TETHER_MODE_ENFORCE, 0, &plan, bad, 1, NULL, &run,
-				    &err),
-		     -EINVAL);
+	p.abstract_sockets = bad;
+	p.abstract_count = 1;
+	cr_assert_eq(tl_run_install(&node, 99, &p, &run, &err), -EINVAL);
 	cr_assert_not_null(strstr(err.msg, "abstract socket name 0"), "%s", err.msg);
 	cr_assert_eq(entries_of_slot(slot), 0);
 	cr_assert_neq(bpf_map_lookup_elem(node.audit_rings_fd, &slot, &ring), 0);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * runtime/net.c: address rules in kernel form, from envelopes compiled by
+ * runtime/plan/net.c: address rules in kernel form, from envelopes compiled by
  * the real compiler: ports inherited from enclosing blocks, the special
  * ranges broad blocks never reach, the kernel's port-range limit, and DNS
  * admissions.
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/net.h"
+#include "runtime/plan/net.h"
 
 static struct tp_policy *compile(const char *dests)
 {

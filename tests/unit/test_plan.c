@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * runtime/plan.c: resolved rules + this host -> the identities and pins the
+ * runtime/plan/paths.c: resolved rules + this host -> the identities and pins the
  * loader writes, on a scratch tree under /tmp.
  */
 #include <criterion/criterion.h>
@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "bpf/abi/rules.h"
-#include "runtime/plan.h"
+#include "runtime/plan/paths.h"
 
 static char root[64];
 

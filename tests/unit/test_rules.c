@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * runtime/rules.c: a run's kernel rules, resolved on a scratch tree made by
+ * runtime/plan/rules.c: a run's kernel rules, resolved on a scratch tree made by
  * each test under /tmp (symlinks included).
  */
 #include <criterion/criterion.h>
@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "bpf/abi/rules.h"
-#include "runtime/rules.h"
+#include "runtime/plan/rules.h"
 
 static char root[64];	/* short: every path built from it fits PATH_MAX */
 

@@ -96,7 +96,7 @@ int main(int argc, char **argv)
 
 			if (run_exited(s->run))
 				continue;
-			if (run_dispatch(s->run, &err)) {
+			if (run_dispatch(s->run, 0, NULL, &err)) {
 				fprintf(stderr, "tworuns: %s: %s\n", s->name, err.msg);
 				return 1;
 			}

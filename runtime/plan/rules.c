@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "bpf/abi/rules.h"
-#include "runtime/rules.h"
+#include "runtime/plan/rules.h"
 
 /*
  * Where `path` leads: its realpath if it exists, else the realpath of its

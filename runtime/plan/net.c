@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "runtime/dns.h"
-#include "runtime/net.h"
+#include "runtime/plan/net.h"
 
 /* Adds [lo, hi] to a sorted list of disjoint, non-adjacent ranges; -E2BIG when full. */
 static int ranges_add(struct tether_port_range *r, __u16 *count, uint32_t lo, uint32_t hi)

@@ -4,8 +4,8 @@
  * the run's private temporary directory, the built-in protected set and the
  * audit file.  Messages go to stderr ("tether run: ...").
  */
-#ifndef TETHER_RUNTIME_RULES_H
-#define TETHER_RUNTIME_RULES_H
+#ifndef TETHER_RUNTIME_PLAN_RULES_H
+#define TETHER_RUNTIME_PLAN_RULES_H
 
 #include <stddef.h>
 

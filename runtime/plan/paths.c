@@ -10,7 +10,7 @@
 
 #include "bpf/abi/rules.h"
 #include "common/cleanup.h"
-#include "runtime/plan.h"
+#include "runtime/plan/paths.h"
 
 static int plan_fail(struct tl_error *err, int code, const char *what, const char *path)
 {
@@ -209,7 +209,11 @@ int run_plan_build(struct tl_path_rule *rules, size_t rule_count, struct tl_run_
 	size_t writable_count = 0, pin_count = 0;
 	int r;
 
-	*plan = (struct tl_run_plan){ .rules = rules, .rule_count = rule_count };
+	/* the plan's path part; the rest is run_plan_make's */
+	plan->rules = rules;
+	plan->rule_count = rule_count;
+	plan->pins = NULL;
+	plan->pin_count = 0;
 	if (!writable)
 		return plan_fail(err, ENOMEM, "planning", "the run's rules");
 	for (size_t i = 0; i < rule_count; i++)

@@ -11,8 +11,8 @@
  * policy block around it, and those of earlier admissions of the same
  * address, with an expiry.
  */
-#ifndef TETHER_RUNTIME_NET_H
-#define TETHER_RUNTIME_NET_H
+#ifndef TETHER_RUNTIME_PLAN_NET_H
+#define TETHER_RUNTIME_PLAN_NET_H
 
 #include <stdbool.h>
 #include <stddef.h>
