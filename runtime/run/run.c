@@ -242,7 +242,8 @@ static int open_sink(struct run *run, struct run_error *err)
 
 	if (!run->audit_path)
 		return sink_jsonl_open(STDERR_FILENO, false, &run->sink);
-	fd = open(run->audit_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW |
+	/* read too: the sink looks at the last byte (a line an earlier writer left cut) */
+	fd = open(run->audit_path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW |
 		  O_NONBLOCK | O_NOCTTY, 0600);
 	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
 		close(fd);

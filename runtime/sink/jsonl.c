@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -349,13 +350,21 @@ struct jsonl_sink {
 	struct sink sink;
 	int fd;
 	bool own_fd;
+	/*
+	 * The stream does not end with a newline: a line was cut short (a full
+	 * filesystem), by this sink or by an earlier writer of the file.  The
+	 * next line starts with one, so the cut line stays alone on its line
+	 * (a consumer drops it as invalid JSON) and glues nothing to itself.
+	 */
+	bool line_open;
 	int error;		/* the first write error, as a negative errno */
 	struct strbuf line;	/* reused: one allocation for the stream, not per record */
 };
 
-/* The whole line, or an error: a line cut short would corrupt the next one. */
-static int write_all(int fd, const char *p, size_t n)
+/* All n bytes: 0, or a negative errno with *written saying how many went. */
+static int write_all(int fd, const char *p, size_t n, size_t *written)
 {
+	*written = 0;
 	while (n) {
 		ssize_t w = write(fd, p, n);
 
@@ -367,6 +376,7 @@ static int write_all(int fd, const char *p, size_t n)
 			return -EIO;
 		p += w;
 		n -= (size_t)w;
+		*written += (size_t)w;
 	}
 	return 0;
 }
@@ -374,15 +384,36 @@ static int write_all(int fd, const char *p, size_t n)
 static int jsonl_write(struct sink *sink, const struct record *rec)
 {
 	struct jsonl_sink *s = (struct jsonl_sink *)sink;
+	size_t written = 0;
 	int r;
 
 	s->line.len = 0;
-	r = sink_jsonl_encode(rec, &s->line);
+	r = s->line_open ? sb_printf(&s->line, "\n") : 0;
+	r = r ?: sink_jsonl_encode(rec, &s->line);
 	r = r ?: sb_printf(&s->line, "\n");
-	r = r ?: write_all(s->fd, s->line.data, s->line.len);
+	if (!r) {
+		r = write_all(s->fd, s->line.data, s->line.len, &written);
+		/* a line cut short stays open; one that went whole (or not at all) does not */
+		if (written)
+			s->line_open = written < s->line.len;
+	}
 	if (r && !s->error)
 		s->error = r;
 	return r;
+}
+
+/*
+ * Whether the regular file open as fd ends inside a line (its last byte is
+ * no newline).  A descriptor open for writing only cannot tell: taken as
+ * ending a line.
+ */
+static bool ends_open(int fd)
+{
+	struct stat st;
+	char last;
+
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	       pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n';
 }
 
 static int jsonl_flush(struct sink *sink)
@@ -418,6 +449,7 @@ int sink_jsonl_open(int fd, bool own_fd, struct sink **out)
 	s->sink.ops = &jsonl_ops;
 	s->fd = fd;
 	s->own_fd = own_fd;
+	s->line_open = ends_open(fd);
 	*out = &s->sink;
 	return 0;
 }

@@ -50,8 +50,11 @@ static inline int sink_close(struct sink *sink)
 
 /*
  * JSON Lines (docs/audit.md): one object per record, one line per object,
- * written to `fd` whole, with nothing buffered across records.  With
- * `own_fd` the sink closes fd.  Returns 0 or -ENOMEM.
+ * written to `fd` whole, with nothing buffered across records.  A line cut
+ * short (a full filesystem), now or by an earlier writer of the same file,
+ * is ended before the next one, so no record is ever glued to another (an
+ * earlier writer's only when fd is open for reading too).
+ * With `own_fd` the sink closes fd.  Returns 0 or -ENOMEM.
  */
 int sink_jsonl_open(int fd, bool own_fd, struct sink **out);
 

@@ -4,7 +4,9 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "bpf/abi/event.h"
@@ -598,4 +600,76 @@ Test(audit, controller_records_take_the_runs_next_number)
 	cr_expect_not_null(strstr(buf, "}\n{\"seq\":3,"), "%s", buf);
 	cr_expect_not_null(strstr(buf, "\"kind\":\"dns\",\"name\":\"x.example\""), "%s", buf);
 	free(buf);
+}
+
+static struct record truncated_record(uint64_t seq)
+{
+	struct record rec = { .kind = RECORD_RUN, .seq = seq, .mono_ns = 1, .run_id = "r" };
+
+	rec.run.event = RECORD_RUN_OUTPUT_TRUNCATED;
+	rec.run.truncated = (struct record_run_truncated){ .stream = "stdout",
+							    .output_bytes_max = 7 };
+	return rec;
+}
+
+static char *read_all(int fd)
+{
+	off_t len = lseek(fd, 0, SEEK_END);
+	char *buf = calloc(1, (size_t)len + 1);
+
+	cr_assert_eq(pread(fd, buf, (size_t)len, 0), len);
+	return buf;
+}
+
+/* A file whose last line an earlier writer left cut: the first record starts a line of its own. */
+Test(audit, jsonl_ends_a_cut_line_before_its_first_record)
+{
+	struct record rec = truncated_record(1);
+	int fd = memfd_create("audit", MFD_CLOEXEC);
+	struct sink *sink;
+	char *buf;
+
+	cr_assert_eq(write(fd, "{\"seq\":9,\"ti", 12), 12);
+	cr_assert_eq(sink_jsonl_open(fd, false, &sink), 0);
+	cr_assert_eq(sink_write(sink, &rec), 0);
+	cr_assert_eq(sink_close(sink), 0);
+	buf = read_all(fd);
+	cr_assert(strncmp(buf, "{\"seq\":9,\"ti\n{\"seq\":1,\"time\":", 28) == 0, "%s", buf);
+	cr_assert_eq(buf[strlen(buf) - 1], '\n');
+	free(buf);
+	close(fd);
+}
+
+/*
+ * A record cut short by a full file system (here RLIMIT_FSIZE, which cuts a
+ * write the same way) is reported, and the next record that fits starts a
+ * line of its own instead of finishing the cut one.
+ */
+Test(audit, jsonl_never_glues_a_record_to_a_cut_one)
+{
+	struct record first = truncated_record(1), second = truncated_record(2);
+	char path[] = "/tmp/tether-test-jsonl-XXXXXX";
+	int fd = mkstemp(path);
+	struct rlimit small = { 40, RLIM_INFINITY };
+	struct sink *sink;
+	char *buf, *nl;
+
+	cr_assert_geq(fd, 0);
+	unlink(path);
+	signal(SIGXFSZ, SIG_IGN);
+	cr_assert_eq(sink_jsonl_open(fd, false, &sink), 0);
+	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+	cr_assert_eq(sink_write(sink, &first), -EFBIG);
+	small.rlim_cur = RLIM_INFINITY;
+	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+	cr_assert_eq(sink_write(sink, &second), 0);
+	cr_assert_eq(sink_close(sink), -EFBIG, "the first error is what close reports");
+	buf = read_all(fd);
+	nl = strchr(buf, '\n');
+	cr_assert_not_null(nl, "%s", buf);
+	cr_assert_eq(nl - buf, 40, "the cut record is alone on its line: %s", buf);
+	cr_assert(strncmp(nl + 1, "{\"seq\":2,\"time\":", 16) == 0, "%s", buf);
+	cr_assert_eq(buf[strlen(buf) - 1], '\n');
+	free(buf);
+	close(fd);
 }
