@@ -4,6 +4,7 @@
 #define TETHER_RUNTIME_TETHER_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 /*
  * `tether run` exits with the run's terminal reason: 0 succeeded; the
@@ -40,5 +41,11 @@ int cmd_diff(int argc, char **argv);
 struct tp_policy;
 /* Loads an envelope or a compiled policy; prints every problem to stderr. */
 int policy_load(const char *path, struct tp_policy **out);
+
+struct tp_diags;
+/* Prints every diagnostic (or, when there is none, the bare error) to stderr. */
+void policy_print_diags(const struct tp_diags *diags, const char *path, int error);
+/* "policy sha256:..." and a newline to out.  0 or a negative errno. */
+int policy_print_digest(const struct tp_policy *policy, FILE *out);
 
 #endif
