@@ -22,7 +22,7 @@
  */
 void run_cleanup(struct run *run, int status_for_record, bool ran)
 {
-	uint64_t seq = 0, lost = 0, egress = 0, t0 = run_clock_ns(CLOCK_MONOTONIC);
+	uint64_t seq = 0, lost = 0, egress = 0, t0 = clock_ns(CLOCK_MONOTONIC);
 	uint32_t ingress_dropped = 0;
 	struct tl_error err = { "" };
 	unsigned int left = 0;
@@ -135,10 +135,16 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 	 * and the run's result says it (tether exits 123).
 	 */
 	verified = empty && maps_removed && cg_removed && tmp_removed;
+	run->result = (struct run_result){
+		.reason = run->reason,
+		.budget = run->reason == RUN_REASON_BUDGET ? run->budget : NULL,
+		.exit_status = status_for_record,
+		.cleanup_verified = verified,
+	};
 	if (ran && run->sink) {
 		run_record_cleanup(run, &(struct record_run_cleanup){
 			.killed = left,
-			.duration_us = (run_clock_ns(CLOCK_MONOTONIC) - t0) / 1000,
+			.duration_us = (clock_ns(CLOCK_MONOTONIC) - t0) / 1000,
 			.tree_empty = empty,
 			.map_entries_removed = maps_removed,
 			.cgroup_removed = cg_removed,
@@ -158,7 +164,7 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 			.leftover_processes = left,
 			.cleanup_verified = verified,
 			.reason = run_reason_name(run->reason),
-			.budget = run->reason == RUN_REASON_BUDGET ? run->budget : NULL,
+			.budget = run->result.budget,
 			.has_output = run->policy->limits[TP_LIMIT_OUTPUT_BYTES] != 0,
 			.output_bytes = run->out_bytes,
 			.output_truncated = run->out_truncated,
@@ -175,11 +181,5 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 		run_log(run, "closing audit file: %s", strerror(-r));
 		ret = -EUCLEAN;
 	}
-	run->result = (struct run_result){
-		.reason = run->reason,
-		.budget = run->reason == RUN_REASON_BUDGET ? run->budget : NULL,
-		.exit_status = status_for_record,
-		.cleanup_verified = verified,
-	};
 	run->teardown_ret = ret;
 }
