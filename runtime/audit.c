@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "common/clock.h"
 #include "runtime/audit.h"
 #include "runtime/record.h"
 #include "runtime/sink/sink.h"
@@ -41,7 +42,7 @@ int audit_write(struct audit_stream *st, struct record *rec)
 {
 	rec->run_id = st->names.run_id;
 	if (!rec->mono_ns)
-		rec->mono_ns = record_now();
+		rec->mono_ns = clock_ns(CLOCK_MONOTONIC);
 	if (st->seq_next && st->seq_next(st->seq_ctx, &rec->seq))
 		rec->seq = 0;
 	st->records++;

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "policyc/policy.h"
 #include "runtime/run/run.h"
 #include "runtime/runs.h"
@@ -170,7 +171,6 @@ static int drive(struct run *run, const sigset_t *waiting, struct run_error *err
 int cmd_run(int argc, char **argv)
 {
 	struct run_config cfg = { .out_fd = { STDOUT_FILENO, STDERR_FILENO }, .environ = environ };
-	struct timespec t0;
 	struct run_opts opts = { 0 };
 	struct tp_policy *policy = NULL;
 	struct run_error err;
@@ -181,8 +181,7 @@ int cmd_run(int argc, char **argv)
 	sigset_t block, old, waiting;
 	int ret, r;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	cfg.started_ns = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec;
+	cfg.started_ns = clock_ns(CLOCK_MONOTONIC);
 	/*
 	 * A closed stdin, stdout or stderr would be reused by the next open
 	 * (the audit file, a map): the run would write there.  /dev/null

@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "runtime/dnsproxy.h"
 
 #define DEFAULT_TIMEOUT_MS 2000
@@ -135,10 +136,7 @@ struct dns_proxy {
 
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return clock_ns(CLOCK_MONOTONIC) / 1000000;
 }
 
 static uint64_t ep_data(enum tag tag, unsigned slot, uint32_t gen)

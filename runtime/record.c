@@ -157,14 +157,6 @@ const char *record_net_op_name(uint32_t op)
 	}
 }
 
-uint64_t record_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * The path a record names.  The kernel writes a capability's number (a name
  * per capability would crowd its .rodata), and for a hook decided below a

@@ -151,9 +151,6 @@ struct record_scratch {
 int record_decode(const void *data, size_t size, const struct record_names *names,
 		  struct record_scratch *scratch, struct record *rec);
 
-/* The current CLOCK_MONOTONIC time, for records the controller makes. */
-uint64_t record_now(void);
-
 /* Names of the values records carry. */
 const char *record_fs_op_name(uint32_t op);
 const char *record_net_op_name(uint32_t op);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "loader/loader.h"
 #include "policyc/policy.h"
 #include "runtime/audit.h"
@@ -88,7 +89,6 @@ struct run {
 int run_fail(struct run_error *err, enum run_error_kind kind, enum run_step step, int errnum,
 	     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 void run_log(const struct run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-uint64_t run_clock_ns(clockid_t clock);
 
 /* Everything left in the run's ring. */
 void run_drain(struct run *run);

@@ -35,7 +35,7 @@ static int dns_admit(void *p, const char *name, const uint8_t addr[16], uint32_t
 	if (!run->run_installed)
 		return -EAGAIN;
 	/* one second of grace: the client's cache starts counting a little later */
-	r = net_admit(&run->net, name, addr, ttl_s + 1, run_clock_ns(CLOCK_BOOTTIME), &entry);
+	r = net_admit(&run->net, name, addr, ttl_s + 1, clock_ns(CLOCK_BOOTTIME), &entry);
 	if (r == 1)
 		return 0;
 	if (!r)

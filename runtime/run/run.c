@@ -91,14 +91,6 @@ void run_log(const struct run *run, const char *fmt, ...)
 	va_end(ap);
 }
 
-uint64_t run_clock_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void run_epoll_add(struct run *run, int fd, uint32_t events)
 {
 	struct epoll_event ev = { .events = events, .data.fd = fd };
@@ -514,7 +506,7 @@ int run_start(struct run *run, struct run_error *err)
 				run->run_id, strerror(-r));
 	}
 
-	run_record_start(run, (run_clock_ns(CLOCK_MONOTONIC) - run->cfg.started_ns) / 1000);
+	run_record_start(run, (clock_ns(CLOCK_MONOTONIC) - run->cfg.started_ns) / 1000);
 	r = launch_spawn(&spec, &pid, &run->pidfd, &errpipe);
 	for (int i = 0; i < 2; i++)
 		if (write_fd[i] >= 0)

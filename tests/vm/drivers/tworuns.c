@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "policyc/policy.h"
 #include "runtime/run/run.h"
 #include "runtime/tether.h"
@@ -35,7 +36,6 @@ struct slot {
 static int create(struct slot *s, const char *envelope, const char *audit, const char *cmd,
 		  const sigset_t *mask)
 {
-	struct timespec now;
 	struct run_config cfg = {
 		.policy_path = envelope,
 		.run_id = s->name,
@@ -47,8 +47,7 @@ static int create(struct slot *s, const char *envelope, const char *audit, const
 	};
 	struct run_error err;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	cfg.started_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	cfg.started_ns = clock_ns(CLOCK_MONOTONIC);
 	s->argv[0] = "/bin/sh";
 	s->argv[1] = "-c";
 	s->argv[2] = (char *)cmd;
