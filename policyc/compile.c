@@ -208,7 +208,9 @@ static int build_path_rules(const struct tp_envelope *env, struct tp_policy *pol
 		{ &env->connect, TETHER_ACCESS_CONNECT, false },
 	};
 	_cleanup_(specs_free) struct specs s = { 0 };
-	const bool exec_list = env->exec.count > 0;
+	/* @system brings the system software trees back into an exec list */
+	const bool exec_list = env->exec.count > 0 || env->exec_tmp.line;
+	const bool system_exec = !exec_list || env->exec_system.line;
 	size_t n = 0;
 	int r;
 
@@ -218,10 +220,10 @@ static int build_path_rules(const struct tp_envelope *env, struct tp_policy *pol
 	s.items[0].is_root = true;
 	/*
 	 * root: read_only executes only where system software lives; an exec
-	 * list replaces these.  Everything else (/tmp, /dev/shm, /var, /srv,
+	 * list replaces these unless it lists @system.  Everything else (/tmp, /dev/shm, /var, /srv,
 	 * other runs' workspaces) holds files someone could have written.
 	 */
-	for (size_t i = 0; r >= 0 && !exec_list && tp_system_software_trees[i]; i++)
+	for (size_t i = 0; r >= 0 && system_exec && tp_system_software_trees[i]; i++)
 		r = specs_add(&s, strdup(tp_system_software_trees[i]), TP_PATH_SUBTREE,
 			      TETHER_ACCESS_READ | TETHER_ACCESS_EXEC, false, false, false);
 	r = specs_add(&s, strdup(env->workspace_path), TP_PATH_SUBTREE, TETHER_ACCESS_READ, true,
@@ -469,6 +471,7 @@ int tp_policy_compile(const char *name, const struct tp_envelope *env,
 	flags |= env->verify_process_tree ? TP_POLICY_VERIFY_PROCESS_TREE : 0;
 	flags |= env->audit_fail_closed ? TP_POLICY_AUDIT_FAIL_CLOSED : 0;
 	flags |= env->audit_record_allowed ? TP_POLICY_AUDIT_RECORD_ALLOWED : 0;
+	flags |= env->exec_tmp.line ? TP_POLICY_TMP_EXEC : 0;
 	policy->flags = flags;
 
 	r = dup_optional(env->runtime_revision, &policy->runtime_revision) ?:

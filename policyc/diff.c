@@ -590,6 +590,13 @@ static void diff_flags(struct diff *diff, const struct tp_policy *old_policy,
 		fprintf(line(diff, new_set ? NARROWED : WIDENED), "%s %s (was: %s)\n", flags[i].key,
 			new_set ? "true" : "false", old_set ? "true" : "false");
 	}
+	/* this one grants: setting it widens */
+	if ((old_policy->flags ^ new_policy->flags) & TP_POLICY_TMP_EXEC)
+		fputs(new_policy->flags & TP_POLICY_TMP_EXEC
+		      ? "may execute files in the run's private /tmp and /var/tmp (filesystem.exec @tmp)\n"
+		      : "may no longer execute files in the run's private /tmp and /var/tmp "
+			"(filesystem.exec @tmp)\n",
+		      line(diff, new_policy->flags & TP_POLICY_TMP_EXEC ? WIDENED : NARROWED));
 }
 
 /*

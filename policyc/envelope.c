@@ -364,6 +364,44 @@ static int path_entry_duplicate(struct tp_schema *schema, const void *later, con
 				   f->pos.line, f->pos.column);
 }
 
+/*
+ * A keyword in filesystem.exec: @system, the system software trees (an exec
+ * list replaces them unless it names them), or @tmp, the run's private /tmp
+ * and /var/tmp, whose path differs per run.  A relative path starting with
+ * '@' is written "./@name".
+ */
+static int check_exec_keyword(struct tp_schema *schema, const struct yt_node *item)
+{
+	struct envelope_ctx *ctx = ctx_of(schema);
+	const char *text = item->scalar.text;
+	size_t len = item->scalar.len;
+	struct tp_pos *pos = NULL, prev;
+	char buf[TP_EXCERPT_MAX], buf2[TP_EXCERPT_MAX];
+	int r;
+
+	if (len == 7 && memcmp(text, "@system", 7) == 0)
+		pos = &ctx->env->exec_system;
+	else if (len == 4 && memcmp(text, "@tmp", 4) == 0)
+		pos = &ctx->env->exec_tmp;
+	if (!pos) {
+		r = tp_schema_report(schema, item,
+				     "unknown keyword '%s' in 'filesystem.exec': the keywords are "
+				     "@system (the system software trees) and @tmp (the run's private "
+				     "/tmp); write a relative path starting with '@' as './%s'",
+				     tp_excerpt(buf, text, len), tp_excerpt(buf2, text, len));
+		return r < 0 ? r : 0;
+	}
+	prev = *pos;
+	if (prev.line) {
+		r = tp_schema_report(schema, item,
+				     "'%s' is listed twice in 'filesystem.exec' (first at line %u, "
+				     "column %u)", tp_excerpt(buf, text, len), prev.line, prev.column);
+		return r < 0 ? r : 0;
+	}
+	*pos = tp_node_pos(item);
+	return 0;
+}
+
 static int check_path_list(struct tp_schema *schema, const struct tp_schema_key *key,
 			   const struct yt_pair *pair)
 {
@@ -388,6 +426,13 @@ static int check_path_list(struct tp_schema *schema, const struct tp_schema_key 
 		const struct yt_node *item = value->sequence.items[i];
 		struct tp_path_entry entry;
 
+		if (key->arg == PL_EXEC && item->kind == YT_SCALAR && !item->scalar.is_null &&
+		    item->scalar.len > 0 && item->scalar.text[0] == '@') {
+			r = check_exec_keyword(schema, item);
+			if (r < 0)
+				return r;
+			continue;
+		}
 		r = parse_pattern(schema, name, item, where, &entry);
 		if (r < 0)
 			return r;
@@ -413,8 +458,10 @@ static int check_path_list(struct tp_schema *schema, const struct tp_schema_key 
 				      path_entry_compare, path_entry_duplicate, NULL);
 	if (r < 0)
 		return r;
-	if (key->arg == PL_EXEC)
+	if (key->arg == PL_EXEC) {
 		ctx->exec_written = true;
+		ctx->env->exec_given = true;
+	}
 	return 0;
 }
 

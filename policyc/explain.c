@@ -181,6 +181,11 @@ static int write_filesystem(FILE *out, const struct tp_policy *policy)
 		if (rights[b].bit == TETHER_ACCESS_WRITE)
 			write_gap_note(out, policy, "filesystem.exact_paths");
 	}
+	/* runtime/run/scratch.c mounts these in the run's own namespaces */
+	fprintf(out, "private to the run (fresh, empty, gone when it ends): /tmp and /var/tmp "
+		"(read, write%s), /dev/shm, /dev/mqueue, its home " "/run/tether/home, "
+		"SysV IPC; the workspace and inputs keep their paths there\n",
+		policy->flags & TP_POLICY_TMP_EXEC ? ", execute: @tmp" : "; never executable");
 	if (policy->abstract_socket_count) {
 		fputs("may connect to abstract unix sockets:\n", out);
 		for (size_t i = 0; i < policy->abstract_socket_count; i++) {
@@ -231,10 +236,10 @@ static void write_environment(FILE *out, const struct tp_policy *policy)
 	fputs(" when the controller has them; ", out);
 	for (const char *const *n = tp_env_reserved_names; *n; n++)
 		fprintf(out, "%s%s", n == tp_env_reserved_names ? "" : ", ", *n);
-	/* HOME is the workspace unless listed (then it is the controller's). */
+	/* HOME is the run's own unless listed (then it is the controller's). */
 	for (size_t i = 0; i < policy->env_name_count && !home_listed; i++)
 		home_listed = strcmp(policy->env_names[i], "HOME") == 0;
-	fputs(home_listed ? " set by tether" : " set by tether, and HOME to the workspace", out);
+	fputs(home_listed ? " set by tether" : " set by tether, and HOME to the run's private home", out);
 	fputs("; nothing else\n", out);
 }
 

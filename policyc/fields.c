@@ -139,8 +139,8 @@ const struct tp_field_info *const tp_fields[] = {
 	ENFORCED("environment", I,
 		 "the run's environment is built from an allow list before exec: PATH, LANG, "
 		 "LANGUAGE, LC_*, TERM, TZ and the listed names, when the controller has them; "
-		 "tether sets TMPDIR, and HOME to the workspace unless HOME is listed; every other "
-		 "variable is dropped"),
+		 "tether sets TMPDIR (the run's private /tmp), and HOME to the run's private "
+		 "home unless HOME is listed; every other variable is dropped"),
 	GAP("cleanup.revoke_credentials", I,
 	    "tether issues no credentials and cannot revoke ones the run obtained"),
 	/* R */

@@ -278,6 +278,13 @@ struct tp_envelope {
 	char *workspace_source;		/* NULL: none */
 	enum tp_workspace_mode workspace_mode;
 	struct tp_path_list read, write, exec, deny, connect;
+	/*
+	 * filesystem.exec keywords: @system (the system software trees, which
+	 * an exec list otherwise replaces) and @tmp (the run's private /tmp and
+	 * /var/tmp); pos.line 0: not listed.
+	 */
+	struct tp_pos exec_system, exec_tmp;
+	bool exec_given;		/* filesystem.exec written, keywords included */
 	/* filesystem.abstract_sockets: names without the leading NUL, as written */
 	char **abstract_sockets;
 	size_t abstract_socket_count;
@@ -363,6 +370,7 @@ enum tp_policy_flags {
 	TP_POLICY_VERIFY_PROCESS_TREE = 1u << 6,
 	TP_POLICY_AUDIT_FAIL_CLOSED = 1u << 7,
 	TP_POLICY_AUDIT_RECORD_ALLOWED = 1u << 8,
+	TP_POLICY_TMP_EXEC = 1u << 9,		/* filesystem.exec @tmp */
 };
 
 /*

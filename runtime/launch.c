@@ -42,6 +42,7 @@
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
 static const char *const step_names[] = {
+	[LAUNCH_STEP_WAIT] = "waiting for the run's private /tmp",
 	[LAUNCH_STEP_SIGNALS] = "resetting signals",
 	[LAUNCH_STEP_SETSID] = "starting a new session",
 	[LAUNCH_STEP_STDIO] = "connecting stdout and stderr",
@@ -55,6 +56,7 @@ static const char *const step_names[] = {
 	[LAUNCH_STEP_AMBIENT] = "clearing ambient capabilities",
 	[LAUNCH_STEP_CAPS] = "dropping capabilities",
 	[LAUNCH_STEP_KEYRING] = "joining a new session keyring",
+	[LAUNCH_STEP_CWD] = "changing to the working directory",
 	[LAUNCH_STEP_NO_NEW_PRIVS] = "setting no_new_privs",
 	[LAUNCH_STEP_SECCOMP] = "installing the seccomp filter",
 	[LAUNCH_STEP_EXEC] = "executing the command",
@@ -183,13 +185,30 @@ void launch_env_free(char **envp)
 }
 
 /* The child's side.  Returns only on failure, with *step set. */
-static int child_setup(const struct launch_spec *s, int *step)
+static int child_setup(const struct launch_spec *s, int go_fd, int *step)
 {
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3] = { 0 };
 	struct rlimit zero = { 0, 0 };
 
+	/*
+	 * The namespaces are empty copies of the controller's until the
+	 * controller's helper has mounted the run's own trees: wait for it.
+	 */
+	*step = LAUNCH_STEP_WAIT;
+	if (go_fd >= 0) {
+		char go = 0;
+		ssize_t n;
+
+		while ((n = read(go_fd, &go, 1)) < 0 && errno == EINTR)
+			;
+		if (n != 1 || go != 1) {
+			errno = n < 0 ? errno : ECANCELED;
+			return -1;
+		}
+		close(go_fd);
+	}
 	*step = LAUNCH_STEP_SIGNALS;
 	/* SIG_IGN survives exec: give the command the default dispositions it expects */
 	for (int sig = 1; sig < NSIG; sig++)
@@ -268,6 +287,15 @@ static int child_setup(const struct launch_spec *s, int *step)
 	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0)
 		return -1;
 	/* setuid and file-capability binaries gain nothing from here on */
+	/*
+	 * In the run's namespace the inherited working directory may lie in a
+	 * tree its own mounts now cover (the host's /tmp): look the path up
+	 * again, so the command starts where its mount namespace says.
+	 */
+	*step = LAUNCH_STEP_CWD;
+	if (s->private_ns && (!s->cwd || chdir(s->cwd) < 0) &&
+	    (!s->fallback_cwd || chdir(s->fallback_cwd) < 0) && chdir("/") < 0)
+		return -1;
 	*step = LAUNCH_STEP_NO_NEW_PRIVS;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return -1;
@@ -280,15 +308,23 @@ static int child_setup(const struct launch_spec *s, int *step)
 }
 
 int launch_spawn(const struct launch_spec *spec, pid_t *pid_out, int *pidfd_out,
-		 int *errpipe_out)
+		 int *errpipe_out, int *gopipe_out)
 {
 	struct clone_args args = { 0 };
-	int pidfd = -1, pipefd[2];
+	int pidfd = -1, pipefd[2], gofd[2] = { -1, -1 };
 	long pid;
 
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return -errno;
-	args.flags = CLONE_INTO_CGROUP | CLONE_PIDFD;
+	if (spec->private_ns && pipe2(gofd, O_CLOEXEC) < 0) {
+		int r = -errno;
+
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return r;
+	}
+	args.flags = CLONE_INTO_CGROUP | CLONE_PIDFD |
+		     (spec->private_ns ? CLONE_NEWNS | CLONE_NEWIPC : 0);
 	args.pidfd = (uint64_t)(uintptr_t)&pidfd;
 	args.exit_signal = SIGCHLD;
 	args.cgroup = (uint64_t)spec->cgroup_fd;
@@ -298,13 +334,19 @@ int launch_spawn(const struct launch_spec *spec, pid_t *pid_out, int *pidfd_out,
 
 		close(pipefd[0]);
 		close(pipefd[1]);
+		if (gofd[0] >= 0) {
+			close(gofd[0]);
+			close(gofd[1]);
+		}
 		return r;
 	}
 	if (pid == 0) {
 		int report[2] = { 0, 0 };
 
 		close(pipefd[0]);
-		child_setup(spec, &report[0]);
+		if (gofd[1] >= 0)
+			close(gofd[1]);
+		child_setup(spec, gofd[0], &report[0]);
 		report[1] = errno;
 		if (write(pipefd[1], report, sizeof(report)) < 0) {
 			/* nothing left to tell it to */
@@ -312,8 +354,23 @@ int launch_spawn(const struct launch_spec *spec, pid_t *pid_out, int *pidfd_out,
 		_exit(report[0] == LAUNCH_STEP_EXEC && report[1] == ENOENT ? 127 : 126);
 	}
 	close(pipefd[1]);
+	if (gofd[0] >= 0)
+		close(gofd[0]);
 	*pid_out = (pid_t)pid;
 	*pidfd_out = pidfd;
 	*errpipe_out = pipefd[0];
+	*gopipe_out = gofd[1];
 	return 0;
+}
+
+void launch_go(int gopipe, bool go)
+{
+	char c = 1;
+
+	if (gopipe < 0)
+		return;
+	if (go && write(gopipe, &c, 1) != 1) {
+		/* the child reads EOF and fails its first step */
+	}
+	close(gopipe);
 }

@@ -9,6 +9,7 @@
 #define TETHER_RUNTIME_LAUNCH_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -24,11 +25,22 @@ struct launch_spec {
 	int stderr_fd;		/* becomes fd 2 (-1: inherited) */
 	const sigset_t *mask;	/* the child's signal mask */
 	int last_cap;		/* launch_last_cap() */
+	/*
+	 * Private namespaces: the child is created in a new mount and IPC
+	 * namespace and waits, before its first step, until the caller says
+	 * go (launch_go) once it has set them up.  Then it changes to `cwd`,
+	 * else to `fallback_cwd`, else to "/" (as the run's uid, so it enters
+	 * nothing that uid could not).
+	 */
+	bool private_ns;
+	const char *cwd;
+	const char *fallback_cwd;
 };
 
 /* Steps of the child's setup, named when one fails (launch_step_name). */
 enum launch_step {
-	LAUNCH_STEP_SIGNALS = 1,
+	LAUNCH_STEP_WAIT = 1,
+	LAUNCH_STEP_SIGNALS,
 	LAUNCH_STEP_SETSID,
 	LAUNCH_STEP_STDIO,
 	LAUNCH_STEP_CLOSE_FDS,
@@ -41,6 +53,7 @@ enum launch_step {
 	LAUNCH_STEP_AMBIENT,
 	LAUNCH_STEP_CAPS,
 	LAUNCH_STEP_KEYRING,
+	LAUNCH_STEP_CWD,
 	LAUNCH_STEP_NO_NEW_PRIVS,
 	LAUNCH_STEP_SECCOMP,
 	LAUNCH_STEP_EXEC,
@@ -55,10 +68,17 @@ int launch_last_cap(void);
  * Starts spec->argv in the run cgroup.  The child reports a failed step
  * through a close-on-exec pipe: *errpipe_out yields, once the child has
  * exec'd or failed, either nothing (EOF: exec'd) or two ints, the step and
- * its errno.
+ * its errno.  With spec->private_ns, *gopipe_out is the descriptor
+ * launch_go() takes (else -1).
  */
 int launch_spawn(const struct launch_spec *spec, pid_t *pid_out, int *pidfd_out,
-		 int *errpipe_out);
+		 int *errpipe_out, int *gopipe_out);
+
+/*
+ * Lets a private_ns child go on (go) or makes it fail its first step (not
+ * go), and closes gopipe.
+ */
+void launch_go(int gopipe, bool go);
 
 /*
  * The run's environment, from `environ`: the names below and those the

@@ -63,14 +63,16 @@ static bool rules_have_path(const struct tl_path_rule *rules, size_t n, const ch
  * workspace) would choose what root makes writable.  check_workspace()
  * holds the workspace itself to more.
  *
- * The run's private temporary directory (`tmpdir`, readable and writable,
- * never executable), the built-in protected set (tp_protected_paths) and the
- * audit file follow the policy's rules, each but the first unless a rule
- * already has its resolved path: the policy re-opens a protected path only by
- * naming it.  *count is set to the number of rules written.
+ * The run's private trees (`extra`: /tmp, /dev/shm, its home, resolved
+ * already), the built-in protected set (tp_protected_paths) and the audit
+ * file follow the policy's rules, each unless a rule already has its
+ * resolved path: the policy decides on a path it names, and re-opens a
+ * protected path only by naming it.  *count is set to the number of rules
+ * written.
  */
-int run_rules_resolve(const struct tp_policy *pol, const char *tmpdir, const char *audit_path,
-		      struct tl_path_rule **out, size_t *count)
+int run_rules_resolve(const struct tp_policy *pol, const struct tl_path_rule *extra,
+		      size_t extra_count, const char *audit_path, struct tl_path_rule **out,
+		      size_t *count)
 {
 	size_t protected_count = 0, max, n = 0;
 	struct tl_path_rule *rules;
@@ -79,18 +81,19 @@ int run_rules_resolve(const struct tp_policy *pol, const char *tmpdir, const cha
 
 	while (tp_protected_paths[protected_count])
 		protected_count++;
-	/* the policy's rules, the tmpdir, the protected set, the audit file */
-	max = pol->path_rule_count + 1 + protected_count + 1;
+	/* the policy's rules, the private trees, the protected set, the audit file */
+	max = pol->path_rule_count + extra_count + protected_count + 1;
 	rules = calloc(max, sizeof(*rules));
 	if (!rules)
 		return -ENOMEM;
 	for (size_t i = 0; i < max && r == 0; i++) {
 		bool from_policy = i < pol->path_rule_count;
-		bool is_tmp = i == pol->path_rule_count;
-		size_t k = from_policy || is_tmp ? 0 : i - pol->path_rule_count - 1;
+		bool is_extra = !from_policy && i < pol->path_rule_count + extra_count;
+		size_t k = from_policy ? 0 : i - pol->path_rule_count;
 		const char *p = from_policy ? pol->path_rules[i].path
-			      : is_tmp ? tmpdir
-			      : k < protected_count ? tp_protected_paths[k] : audit_path;
+			      : is_extra ? extra[k].path
+			      : k - extra_count < protected_count ? tp_protected_paths[k - extra_count]
+			      : audit_path;
 
 		char absolute[PATH_MAX];
 
@@ -122,7 +125,7 @@ int run_rules_resolve(const struct tp_policy *pol, const char *tmpdir, const cha
 			r = -ELOOP;
 			break;
 		}
-		if (!from_policy && !is_tmp && rules_have_path(rules, n, resolved))
+		if (!from_policy && rules_have_path(rules, n, resolved))
 			continue;
 		if (strlen(resolved) + 1 > TETHER_PATH_KEY_MAX && !from_policy) {
 			/*
@@ -144,8 +147,8 @@ int run_rules_resolve(const struct tp_policy *pol, const char *tmpdir, const cha
 		}
 		rules[n].path = strdup(resolved);
 		rules[n].access = from_policy ? pol->path_rules[i].access
-				: is_tmp ? TETHER_ACCESS_READ | TETHER_ACCESS_WRITE | TETHER_ACCESS_CONNECT
-					 : TETHER_ACCESS_PROTECTED;
+				: is_extra ? extra[k].access
+					   : TETHER_ACCESS_PROTECTED;
 		if (!rules[n].path) {
 			r = -ENOMEM;
 			break;

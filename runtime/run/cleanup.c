@@ -27,7 +27,6 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 	struct tl_error err = { "" };
 	unsigned int left = 0;
 	bool empty = true, maps_removed = !run->run_installed, cg_removed = !run->cg_created;
-	bool tmp_removed = !run->tmpdir[0];
 	bool verified;
 	int ret = 0, r;
 
@@ -120,13 +119,11 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 		}
 		run->cg_created = false;
 	}
-	/* Only once nothing of the run can still be writing there. */
-	if (empty) {
-		run_remove_tmpdir(run);
-		tmp_removed = true;
-	} else if (run->tmpdir[0]) {
-		run_log(run, "left the run's temporary directory %s in place", run->tmpdir);
-	}
+	/*
+	 * The run's private trees are tmpfs mounts of its own mount namespace,
+	 * which the kernel frees with its last process: gone once the tree is
+	 * seen empty (no helper or controller keeps a reference).
+	 */
 	run_remove_pidfile(run);
 
 	/*
@@ -134,7 +131,7 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 	 * of the run was seen gone.  A cleanup that was not verified says so,
 	 * and the run's result says it (tether exits 123).
 	 */
-	verified = empty && maps_removed && cg_removed && tmp_removed;
+	verified = empty && maps_removed && cg_removed;
 	run->result = (struct run_result){
 		.reason = run->reason,
 		.budget = run->reason == RUN_REASON_BUDGET ? run->budget : NULL,
@@ -148,7 +145,7 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 			.tree_empty = empty,
 			.map_entries_removed = maps_removed,
 			.cgroup_removed = cg_removed,
-			.tmpdir_removed = tmp_removed,
+			.tmpdir_removed = empty,
 			.verified = verified,
 		});
 		if (!verified)

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The run's files on the host: its workspace, its private TMPDIR, the run
- * file `tether kill` reads, and the same of runs whose controller died.
+ * The run's files on the host: its workspace, the run file `tether kill`
+ * reads, and the same of runs whose controller died.
  * Everything here is created by root for a run, so every path is checked
  * for a place where someone else could redirect it.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <glob.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -71,15 +70,11 @@ static int check_workspace(const char *ws, char *why, size_t why_len)
 }
 
 /*
- * Where runs' temporary directories live: beneath /run/tether, a protected
- * path no run may read or write (policyc/path.c), so no other run can rename,
- * replace or read what is there, and a run's own tmpdir is writable only
- * through the longer rule its run gets.  Every component must be a real
- * directory owned by root and writable by nobody else.
+ * A directory of the controller's beneath /run/tether (a protected path no
+ * run may read or write): a real directory owned by root and writable by
+ * nobody else, searchable so the run's uid can pass through.
  */
-#define TMPDIR_BASE "/run/tether/tmp"
-
-static int check_root_dir(const char *path)
+int run_check_root_dir(const char *path)
 {
 	struct stat st;
 
@@ -89,97 +84,35 @@ static int check_root_dir(const char *path)
 		return -errno;
 	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
 		return -EPERM;
-	/*
-	 * The run's uid must pass through (search, not list) to reach its
-	 * TMPDIR: versions before identities made these 0700.
-	 */
+	/* versions before identities made these 0700 */
 	if ((st.st_mode & 0011) != 0011 && chmod(path, (st.st_mode & 07777) | 0011) < 0)
 		return -errno;
 	return 0;
 }
 
 /*
- * The run's private temporary directory: created fresh by mkdtemp (0700)
- * under TMPDIR_BASE, writable by the run and never executable; TMPDIR names
- * it.  Removed when the run's processes are gone.
- */
-static int make_tmpdir(struct run *run, struct run_error *err)
-{
-	static const char *const dirs[] = { "/run", "/run/tether", TMPDIR_BASE };
-	char template[PATH_MAX];
-	int r;
-
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		r = check_root_dir(dirs[i]);
-		if (r)
-			return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_TMPDIR, -r,
-					"%s must be a directory of root's that only root may write "
-					"(it holds runs' temporary directories): %s",
-					dirs[i], strerror(-r));
-	}
-	snprintf(template, sizeof(template), TMPDIR_BASE "/%s-XXXXXX", run->run_id);
-	if (!mkdtemp(template))
-		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_TMPDIR, errno,
-				"creating the run's temporary directory %s: %s", template,
-				strerror(errno));
-	/* no realpath: every component was checked above and no run can write them */
-	snprintf(run->tmpdir, sizeof(run->tmpdir), "%s", template);
-	if (chown(run->tmpdir, run->uid, run->gid) < 0)
-		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_TMPDIR, errno,
-				"giving the run's temporary directory %s to uid %u: %s",
-				run->tmpdir, (unsigned)run->uid, strerror(errno));
-	return 0;
-}
-
-static void report_removal(void *ctx, const char *path, int errnum)
-{
-	run_log(ctx, "removing %s: %s", path, strerror(errnum));
-}
-
-/*
- * Removes a TMPDIR and everything the run left in it.  Only once the run's
- * processes are gone, and no other run can write beneath TMPDIR_BASE, so
- * nothing renames a directory under the walk.
- */
-static void remove_run_tmpdir(const struct run *run, const char *dir)
-{
-	remove_tree(dir, 0, report_removal, (void *)run);
-}
-
-void run_remove_tmpdir(struct run *run)
-{
-	if (!run->tmpdir[0])
-		return;
-	remove_run_tmpdir(run, run->tmpdir);
-	run->tmpdir[0] = 0;
-}
-
-/*
- * What a dead run left: its temporary directories (run ids name them; see
- * make_tmpdir) and its run file (run_write_pidfile).
+ * What a dead run left on the host: its run file (run_write_pidfile).  Its
+ * private trees went with its mount namespace.
  */
 void run_remove_orphan_files(const struct run *run, const char *run_id)
 {
-	char pattern[PATH_MAX], path[PATH_MAX];
-	glob_t found;
+	char path[PATH_MAX];
 
 	if (!run_id_valid(run_id))
 		return;
-	snprintf(pattern, sizeof(pattern), TMPDIR_BASE "/%s-??????", run_id);
-	if (glob(pattern, GLOB_NOSORT, NULL, &found) == 0) {
-		for (size_t i = 0; i < found.gl_pathc; i++)
-			remove_run_tmpdir(run, found.gl_pathv[i]);
-		globfree(&found);
-	}
 	snprintf(path, sizeof(path), TETHER_RUNS_DIR "/%s", run_id);
 	if (unlink(path) < 0 && errno != ENOENT)
 		run_log(run, "removing %s: %s", path, strerror(errno));
 }
 
-/* Creates and checks the workspace, makes the TMPDIR, then resolves the rules' paths. */
+/*
+ * Creates and checks the workspace, plans the private trees, then resolves
+ * the rules' paths.
+ */
 int run_prepare_workspace(struct run *run, struct run_error *err)
 {
 	const char *ws = run->policy->workspace;
+	struct tl_path_rule extra[SCRATCH_MAX];
 	char why[PATH_MAX + 256];
 	struct stat st;
 	bool created = lstat(ws, &st) < 0 && errno == ENOENT;
@@ -202,11 +135,19 @@ int run_prepare_workspace(struct run *run, struct run_error *err)
 		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_WORKSPACE, errno,
 				"giving workspace %s to uid %u: %s", ws, (unsigned)run->uid,
 				strerror(errno));
-	r = make_tmpdir(run, err);
+	r = run_scratch_prepare_home(run, err);
+	r = r ?: run_scratch_plan(run, err);
 	if (r)
 		return r;
-	r = run_rules_resolve(run->policy, run->tmpdir, run->audit_path, &run->rules,
-			      &run->rule_count);
+	for (size_t i = 0; i < run->scratch_count && r == 0; i++) {
+		extra[i].path = run->scratch[i].target;
+		extra[i].access = run->scratch[i].access;
+		/* TMPDIR: the first temporary tree, /tmp unless the host has none */
+		if (!run->tmpdir[0] && run->scratch[i].kind == SCRATCH_TMPFS)
+			snprintf(run->tmpdir, sizeof(run->tmpdir), "%s", run->scratch[i].target);
+	}
+	r = run_rules_resolve(run->policy, extra, run->scratch_count, run->audit_path,
+			      &run->rules, &run->rule_count);
 	if (r)
 		/* A link on a rule's path is the host's state, not the envelope's fault. */
 		return run_fail(err, r == -ELOOP ? RUN_ERROR_SETUP : RUN_ERROR_INVALID,
@@ -275,7 +216,7 @@ int run_write_pidfile(struct run *run, struct run_error *err)
 	unsigned long long start = 0;
 	char tmp[PATH_MAX + 8];
 	FILE *f;
-	int r = check_root_dir(TETHER_RUNS_DIR);
+	int r = run_check_root_dir(TETHER_RUNS_DIR);
 
 	if (!r)
 		r = proc_start_time(getpid(), &start);

@@ -32,6 +32,25 @@ struct out_stream {
 	char *buf;		/* OUTPUT_CHUNK bytes */
 };
 
+/* The run's private trees (runtime/run/scratch.c). */
+#define RUN_HOME "/run/tether/home"	/* where each run's HOME is mounted, in its namespace */
+#define SCRATCH_MAX 5
+#define SCRATCH_BINDS_MAX 64
+
+enum scratch_kind { SCRATCH_TMPFS, SCRATCH_MQUEUE, SCRATCH_HOME };
+
+struct scratch_mount {
+	char target[PATH_MAX];		/* resolved on the host: where it is mounted */
+	enum scratch_kind kind;
+	uint32_t access;		/* the rule the run gets there */
+};
+
+/* A host object the envelope names beneath a private tree: mounted at its path. */
+struct scratch_bind {
+	char path[PATH_MAX];
+	bool is_dir;
+};
+
 struct run {
 	struct run_config cfg;
 	const struct tp_policy *policy;
@@ -39,7 +58,12 @@ struct run {
 	char digest[TP_DIGEST_TEXT_MAX];
 	const char *audit_path;		/* cfg's, else the policy's audit.sink; NULL: stderr */
 	bool audit_allowed;
-	char tmpdir[PATH_MAX];		/* the run's private TMPDIR; "" until created */
+	char tmpdir[PATH_MAX];		/* TMPDIR: the run's private /tmp; "" when the host has none */
+	struct scratch_mount scratch[SCRATCH_MAX];
+	size_t scratch_count;
+	struct scratch_bind *binds;	/* SCRATCH_BINDS_MAX */
+	size_t bind_count;
+	char cwd[PATH_MAX];		/* the controller's: the command starts there if it can */
 	struct tl_path_rule *rules;
 	size_t rule_count;
 	const char **rule_paths;	/* views into rules[], for audit records */
@@ -99,13 +123,22 @@ void run_drain(struct run *run);
  */
 void run_cleanup(struct run *run, int status_for_record, bool ran);
 
-/* runtime/run/files.c: workspace, TMPDIR, run file, orphans' leftovers */
+/* runtime/run/files.c: workspace, rules, run file, orphans' leftovers */
 int run_prepare_workspace(struct run *run, struct run_error *err);
-void run_remove_tmpdir(struct run *run);
+int run_check_root_dir(const char *path);
 int run_write_pidfile(struct run *run, struct run_error *err);
 void run_remove_pidfile(struct run *run);
 const char *run_audit_path_unsafe(const struct run *run, char where[PATH_MAX]);
 void run_remove_orphan_files(const struct run *run, const char *run_id);
+
+/*
+ * runtime/run/scratch.c: the run's mount and IPC namespaces.  _plan decides
+ * the private trees and the binds (before the rules are resolved), _enter
+ * makes them in the namespaces of the run's waiting first process.
+ */
+int run_scratch_plan(struct run *run, struct run_error *err);
+int run_scratch_prepare_home(struct run *run, struct run_error *err);
+int run_scratch_enter(struct run *run, int pidfd, struct run_error *err);
 
 /* runtime/run/network.c */
 int run_setup_network(struct run *run, struct run_error *err);

@@ -447,7 +447,17 @@ int run_create(const struct run_config *cfg, struct run **out, struct run_error 
 	};
 	snprintf(run->run_id, sizeof(run->run_id), "%s", cfg->run_id);
 	run->audit.names.run_id = run->run_id;
+	run->binds = calloc(SCRATCH_BINDS_MAX, sizeof(*run->binds));
+	if (!run->binds) {
+		free(run);
+		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_PREFLIGHT, ENOMEM, "%s",
+				strerror(ENOMEM));
+	}
+	/* where the command starts, looked up again in its namespace; none: the workspace */
+	if (!getcwd(run->cwd, sizeof(run->cwd)))
+		run->cwd[0] = 0;
 	if (tp_policy_digest(policy, digest) < 0) {
+		free(run->binds);
 		free(run);
 		return run_fail(err, RUN_ERROR_INVALID, RUN_STEP_PREFLIGHT, EINVAL,
 				"encoding the policy of %s failed", cfg->policy_path);
@@ -480,8 +490,11 @@ int run_start(struct run *run, struct run_error *err)
 		.stderr_fd = -1,
 		.mask = run->cfg.child_mask,
 		.last_cap = launch_last_cap(),
+		.private_ns = true,
+		.cwd = run->cwd[0] ? run->cwd : NULL,
+		.fallback_cwd = policy->workspace,
 	};
-	int write_fd[2] = { -1, -1 }, errpipe = -1, r;
+	int write_fd[2] = { -1, -1 }, errpipe = -1, gopipe = -1, r;
 	pid_t pid;
 
 	*err = (struct run_error){ 0 };
@@ -489,7 +502,8 @@ int run_start(struct run *run, struct run_error *err)
 	run->started = true;
 	/* Everything the child needs, prepared here: it may only make async-signal-safe calls. */
 	run->envp = launch_env_build(run->cfg.environ, (const char *const *)policy->env_names,
-				     policy->env_name_count, run->tmpdir, policy->workspace);
+				     policy->env_name_count, run->tmpdir[0] ? run->tmpdir : NULL,
+				     RUN_HOME);
 	r = run->envp ? 0 : -ENOMEM;
 	spec.envp = run->envp;
 	if (!r && policy->limits[TP_LIMIT_OUTPUT_BYTES]) {
@@ -507,11 +521,23 @@ int run_start(struct run *run, struct run_error *err)
 	}
 
 	run_record_start(run, (clock_ns(CLOCK_MONOTONIC) - run->cfg.started_ns) / 1000);
-	r = launch_spawn(&spec, &pid, &run->pidfd, &errpipe);
+	r = launch_spawn(&spec, &pid, &run->pidfd, &errpipe, &gopipe);
 	for (int i = 0; i < 2; i++)
 		if (write_fd[i] >= 0)
 			close(write_fd[i]);
-	r = r ?: run_start_timer(run);
+	if (r)
+		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_SPAWN, -r,
+				"starting %s in cgroup %s: %s", run->cfg.argv[0], run->cg.path,
+				strerror(-r));
+	/* the child waits in its new namespaces until its trees are mounted */
+	r = run_scratch_enter(run, run->pidfd, err);
+	launch_go(gopipe, r == 0);
+	if (r) {
+		close(errpipe);
+		run_epoll_add(run, run->pidfd, EPOLLIN);
+		return r;
+	}
+	r = run_start_timer(run);
 	if (r)
 		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_SPAWN, -r,
 				"starting %s in cgroup %s: %s", run->cfg.argv[0], run->cg.path,
@@ -669,5 +695,6 @@ void run_free(struct run *run)
 	run_network_free(run);
 	free(run->rule_paths);
 	run_rules_free(run->rules, run->rule_count);
+	free(run->binds);
 	free(run);
 }

@@ -495,7 +495,7 @@ Test(envelope, environment_and_identity_compile_and_diff)
 				  "capabilities\n  gid 0: "), "%s", text);
 	cr_expect_not_null(strstr(text, "environment: PATH, LANG, LANGUAGE, LC_*, TERM, TZ, A_B "
 				  "and ZZ when the controller has them; TMPDIR set by tether, and "
-				  "HOME to the workspace; nothing else\n"), "%s", text);
+				  "HOME to the run's private home; nothing else\n"), "%s", text);
 	free(text);
 	free(bytes);
 	tp_policy_free(back);

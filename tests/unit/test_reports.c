@@ -299,7 +299,7 @@ static const char rows_i_min[] =
 	"setgroups() to none before exec: no supplementary groups\n"
 	"  enforced                     environment: the run's environment is built from an allow "
 	"list before exec: PATH, LANG, LANGUAGE, LC_*, TERM, TZ and the listed names, when the "
-	"controller has them; tether sets TMPDIR, and HOME to the workspace unless HOME is "
+	"controller has them; tether sets TMPDIR (the run's private /tmp), and HOME to the run's private home unless HOME is "
 	"listed; every other variable is dropped\n";
 
 static const char rows_t_c[] =
@@ -712,7 +712,7 @@ Test(reports, explain_identity_and_environment)
 		"  uid 0: the run owns root's files and may read and change them as their owner "
 		"wherever its rules allow, but it has no capabilities\n"
 		"environment: PATH, LANG, LANGUAGE, LC_*, TERM, TZ and CI when the controller has "
-		"them; TMPDIR set by tether, and HOME to the workspace; nothing else\n"
+		"them; TMPDIR set by tether, and HOME to the run's private home; nothing else\n"
 		"may read:\n";
 	struct tp_policy *p = minimal_policy();
 	char *text;
@@ -814,7 +814,7 @@ static const char leaves_default[] = "leaves behind:\n"
 #define WHO_DEFAULT                                                                        \
 	"runs as: uid 65534 (nobody), gid 65534, no supplementary groups, no capabilities\n" \
 	"environment: PATH, LANG, LANGUAGE, LC_*, TERM, TZ when the controller has them; "   \
-	"TMPDIR set by tether, and HOME to the workspace; nothing else\n"
+	"TMPDIR set by tether, and HOME to the run's private home; nothing else\n"
 
 static void expect_explain(const struct tp_policy *p, const char *head, const char *tail)
 {
@@ -840,6 +840,9 @@ Test(reports, explain_minimal)
 		       "  /**, except /ws/**\n"
 		       "may connect to unix sockets bound in:\n"
 		       "  nothing\n"
+		       "private to the run (fresh, empty, gone when it ends): /tmp and /var/tmp "
+		       "(read, write; never executable), /dev/shm, /dev/mqueue, its home "
+		       "/run/tether/home, SysV IPC; the workspace and inputs keep their paths there\n"
 		       "may reach:\n"
 		       "  nothing: every destination is refused, loopback and link-local "
 		       "included, and no ICMP is sent\n"
@@ -872,7 +875,7 @@ Test(reports, explain_full)
 		    "runs as: uid 10000, gid 10000, no supplementary groups, no capabilities\n"
 		    "environment: PATH, LANG, LANGUAGE, LC_*, TERM, TZ, CI, GIT_AUTHOR_EMAIL, "
 		    "GIT_AUTHOR_NAME and NODE_ENV when the controller has them; TMPDIR set by "
-		    "tether, and HOME to the workspace; nothing else\n"
+		    "tether, and HOME to the run's private home; nothing else\n"
 		    "may read:\n"
 		    "  /**, except /ws/src/auth/keys/**\n"
 		    "  never the built-in protected paths (/etc/shadow, /root, /home, ...) unless named\n"
@@ -886,6 +889,9 @@ Test(reports, explain_full)
 		    "  /ws/node_modules/.bin/**\n"
 		       "may connect to unix sockets bound in:\n"
 		       "  nothing\n"
+		       "private to the run (fresh, empty, gone when it ends): /tmp and /var/tmp "
+		       "(read, write; never executable), /dev/shm, /dev/mqueue, its home "
+		       "/run/tether/home, SysV IPC; the workspace and inputs keep their paths there\n"
 		    "may reach:\n"
 		    "  api.github.com:443\n"
 		    "  artifact-mirror.internal\n"
@@ -951,6 +957,9 @@ Test(reports, explain_nested_regions)
 		       "  nothing\n"
 		       "may connect to unix sockets bound in:\n"
 		       "  nothing\n"
+		       "private to the run (fresh, empty, gone when it ends): /tmp and /var/tmp "
+		       "(read, write; never executable), /dev/shm, /dev/mqueue, its home "
+		       "/run/tether/home, SysV IPC; the workspace and inputs keep their paths there\n"
 		       "may reach:\n"
 		       "  nothing: every destination is refused, loopback and link-local "
 		       "included, and no ICMP is sent\n"

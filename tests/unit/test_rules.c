@@ -86,8 +86,10 @@ Test(rules, policy_first_then_tmpdir_protected_and_audit)
 	snprintf(tmp, sizeof(tmp), "%s/tmpdir", root);
 	snprintf(audit, sizeof(audit), "%s/audit.jsonl", root);
 	p = policy(paths, access, 1);
-	cr_assert_eq(run_rules_resolve(p, tmp, audit, &rules, &n), 0);
-	/* "/", ws, tmpdir, then every protected path at most once, then the audit file */
+	cr_assert_eq(run_rules_resolve(p, &(struct tl_path_rule){ .path = tmp, .access =
+		TETHER_ACCESS_READ | TETHER_ACCESS_WRITE | TETHER_ACCESS_CONNECT }, 1, audit,
+		&rules, &n), 0);
+	/* "/", ws, the private tree, then every protected path at most once, then the audit file */
 	cr_expect_str_eq(rules[0].path, "/");
 	cr_expect_str_eq(rules[1].path, ws);
 	cr_expect_eq(rules[1].access, TETHER_ACCESS_READ | TETHER_ACCESS_WRITE);
@@ -119,7 +121,7 @@ Test(rules, a_policy_rule_on_a_protected_path_replaces_it)
 	struct tp_policy *p = policy(paths, access, 1);
 	size_t n = 0, count = 0;
 
-	cr_assert_eq(run_rules_resolve(p, NULL, NULL, &rules, &n), 0);
+	cr_assert_eq(run_rules_resolve(p, NULL, 0, NULL, &rules, &n), 0);
 	for (size_t i = 0; i < n; i++)
 		count += strcmp(rules[i].path, "/etc/shadow") == 0;
 	cr_expect_eq(count, 1);
@@ -139,7 +141,7 @@ Test(rules, a_writable_rule_through_a_symlink_is_refused)
 
 	snprintf(link, sizeof(link), "%s/link", root);
 	p = policy(paths, access, 1);
-	cr_expect_eq(run_rules_resolve(p, NULL, NULL, &rules, &n), -ELOOP);
+	cr_expect_eq(run_rules_resolve(p, NULL, 0, NULL, &rules, &n), -ELOOP);
 	cr_expect_null(rules);
 	tp_policy_free(p);
 }
@@ -157,7 +159,7 @@ Test(rules, a_read_rule_follows_a_symlink_and_missing_parts_are_kept)
 	snprintf(link, sizeof(link), "%s/link/not/yet", root);
 	snprintf(want, sizeof(want), "%s/ws/not/yet", root);
 	p = policy(paths, access, 1);
-	cr_assert_eq(run_rules_resolve(p, NULL, NULL, &rules, &n), 0);
+	cr_assert_eq(run_rules_resolve(p, NULL, 0, NULL, &rules, &n), 0);
 	cr_expect_str_eq(rules[1].path, want);
 	run_rules_free(rules, n);
 	tp_policy_free(p);
@@ -174,7 +176,7 @@ Test(rules, an_audit_path_too_long_to_protect_is_refused)
 	len = (size_t)snprintf(audit, sizeof(audit), "%s/", root);
 	memset(audit + len, 'a', TETHER_PATH_KEY_MAX);
 	audit[len + TETHER_PATH_KEY_MAX] = '\0';
-	cr_expect_eq(run_rules_resolve(p, NULL, audit, &rules, &n), -ENAMETOOLONG);
+	cr_expect_eq(run_rules_resolve(p, NULL, 0, audit, &rules, &n), -ENAMETOOLONG);
 	cr_expect_null(rules);
 	tp_policy_free(p);
 }
@@ -190,7 +192,7 @@ Test(rules, a_relative_audit_path_is_made_absolute)
 	cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
 	cr_assert_eq(chdir(root), 0);
 	snprintf(want, sizeof(want), "%s/rel.jsonl", root);
-	cr_assert_eq(run_rules_resolve(p, NULL, "rel.jsonl", &rules, &n), 0);
+	cr_assert_eq(run_rules_resolve(p, NULL, 0, "rel.jsonl", &rules, &n), 0);
 	cr_expect_str_eq(rules[n - 1].path, want);
 	cr_expect_eq(rules[n - 1].access, TETHER_ACCESS_PROTECTED);
 	cr_assert_eq(chdir(cwd), 0);

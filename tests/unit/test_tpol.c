@@ -157,7 +157,7 @@ static struct tp_policy *full_policy(void)
 	p->flags = TP_POLICY_IMAGE_DIGEST |
 		   TP_POLICY_ARTIFACTS_SCAN | TP_POLICY_ARTIFACTS_HASH |
 		   TP_POLICY_REVOKE_CREDENTIALS | TP_POLICY_VERIFY_PROCESS_TREE |
-		   TP_POLICY_AUDIT_FAIL_CLOSED | TP_POLICY_AUDIT_RECORD_ALLOWED;
+		   TP_POLICY_AUDIT_FAIL_CLOSED | TP_POLICY_AUDIT_RECORD_ALLOWED | TP_POLICY_TMP_EXEC;
 	for (size_t i = 0; i < 32; i++)
 		p->image_digest[i] = (uint8_t)(i + 1);
 	p->runtime_revision = xstrdup("rev-1");
@@ -578,7 +578,7 @@ Test(tpol, encoder_refuses_invalid_values)
 	} while (0)
 
 	REFUSE("mode", p->mode = 2);
-	REFUSE("unknown flag", p->flags |= 1u << 9);
+	REFUSE("unknown flag", p->flags |= 1u << 10);
 	REFUSE("image digest without flag", p->flags &= ~(uint32_t)TP_POLICY_IMAGE_DIGEST);
 	/* Format 2's "uid is set" and "gid is set": retired, the ids are always set. */
 	REFUSE("retired uid flag", p->flags |= 1u << 1);

@@ -22,9 +22,10 @@ must() { "$@" || fail "$*"; }
 must mount -t proc proc /proc
 must mount -t sysfs sysfs /sys
 must mount -t devtmpfs devtmpfs /dev
-mkdir -p /dev/pts /dev/shm
+mkdir -p /dev/pts /dev/shm /dev/mqueue
 must mount -t devpts -o ptmxmode=0666 devpts /dev/pts
 must mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+must mount -t mqueue mqueue /dev/mqueue
 # devtmpfs lacks these; bash process substitution needs /dev/fd.
 ln -sf /proc/self/fd /dev/fd
 ln -sf /proc/self/fd/0 /dev/stdin

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The run's own scratch space: a mount namespace and an IPC namespace per
+ * run, in which /tmp, /var/tmp, /dev/shm and the run's HOME are fresh
+ * tmpfs mounts and /dev/mqueue a fresh mqueue instance.  They are visible to
+ * the run's processes alone and go away with the namespace, when the last of
+ * them exits.  Their pages are charged to the run's memory cgroup (the
+ * writer's), so they count against resources.memory_bytes, and each mount is
+ * no larger than that limit.
+ *
+ * The run's first process is created by clone3(CLONE_NEWNS | CLONE_NEWIPC |
+ * CLONE_INTO_CGROUP) and waits before its first step.  It cannot make the
+ * mounts itself: it is inside the run from its first instruction, and
+ * BPF-LSM refuses every mount there.  So a helper forked from the
+ * controller, outside the run, joins the child's namespaces through its
+ * pidfd, makes the mounts and exits; then the child goes on.
+ *
+ * The workspace, the inputs and the unix sockets the envelope lets the run
+ * connect to are the host's objects: when one lies beneath a private tree
+ * (a workspace in /tmp) it is bind-mounted at its own path, so every path
+ * means in the run what it means in the envelope.  Every other path beneath
+ * a private tree names the run's own file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bpf/abi/rules.h"
+#include "common/cleanup.h"
+#include "runtime/fsutil.h"
+#include "runtime/run/internal.h"
+
+#define RW (TETHER_ACCESS_READ | TETHER_ACCESS_WRITE)
+
+static const struct {
+	const char *path;
+	enum scratch_kind kind;
+	uint32_t access;	/* + EXEC for the temporary trees with filesystem.exec @tmp */
+	bool tmp;		/* a temporary tree: what @tmp makes executable */
+} scratch_trees[] = {
+	/* unix sockets in /tmp are the run's own: CONNECT, as on a host */
+	{ "/tmp", SCRATCH_TMPFS, RW | TETHER_ACCESS_CONNECT, true },
+	{ "/var/tmp", SCRATCH_TMPFS, RW | TETHER_ACCESS_CONNECT, true },
+	{ "/dev/shm", SCRATCH_TMPFS, RW, false },	/* POSIX shared memory, semaphores */
+	{ "/dev/mqueue", SCRATCH_MQUEUE, RW, false },	/* POSIX message queues */
+	{ RUN_HOME, SCRATCH_HOME, RW | TETHER_ACCESS_CONNECT, false },
+};
+
+static bool within(const char *path, const char *tree)
+{
+	size_t n = strlen(tree);
+
+	return strncmp(path, tree, n) == 0 && (path[n] == '/' || path[n] == 0);
+}
+
+/* The private tree that `path` lies in, or NULL. */
+static const struct scratch_mount *scratch_of(const struct run *run, const char *path)
+{
+	for (size_t i = 0; i < run->scratch_count; i++)
+		if (within(path, run->scratch[i].target))
+			return &run->scratch[i];
+	return NULL;
+}
+
+static int add_bind(struct run *run, const char *path, struct run_error *err)
+{
+	char resolved[PATH_MAX];
+	struct stat st;
+
+	if (!realpath(path, resolved) || stat(resolved, &st) < 0)
+		return 0;	/* nothing there: the run's own tree has nothing either */
+	if (!scratch_of(run, resolved))
+		return 0;
+	for (size_t i = 0; i < run->bind_count; i++)
+		if (within(resolved, run->binds[i].path))
+			return 0;	/* a bind of a directory above brings it along */
+	if (run->bind_count == SCRATCH_BINDS_MAX)
+		return run_fail(err, RUN_ERROR_INVALID, RUN_STEP_TMPDIR, E2BIG,
+				"more than %d of the envelope's paths lie in /tmp, /var/tmp or "
+				"/dev/shm, which are private to each run; move the workspace, "
+				"inputs and sockets elsewhere", SCRATCH_BINDS_MAX);
+	snprintf(run->binds[run->bind_count].path, PATH_MAX, "%s", resolved);
+	run->binds[run->bind_count].is_dir = S_ISDIR(st.st_mode);
+	run->bind_count++;
+	return 0;
+}
+
+int run_scratch_plan(struct run *run, struct run_error *err)
+{
+	const struct tp_policy *pol = run->policy;
+	bool tmp_exec = pol->flags & TP_POLICY_TMP_EXEC;
+	int r;
+
+	run->scratch_count = run->bind_count = 0;
+	for (size_t i = 0; i < sizeof(scratch_trees) / sizeof(*scratch_trees); i++) {
+		struct scratch_mount *m = &run->scratch[run->scratch_count];
+		char resolved[PATH_MAX];
+		struct stat st;
+
+		/* a tree the host lacks (no /dev/mqueue) is not there in the run either */
+		if (!realpath(scratch_trees[i].path, resolved) || stat(resolved, &st) < 0 ||
+		    !S_ISDIR(st.st_mode))
+			continue;
+		/* /var/tmp -> /tmp: the link leads into a tree that is private already */
+		if (scratch_of(run, resolved))
+			continue;
+		snprintf(m->target, sizeof(m->target), "%s", resolved);
+		m->kind = scratch_trees[i].kind;
+		m->access = scratch_trees[i].access |
+			    (scratch_trees[i].tmp && tmp_exec ? TETHER_ACCESS_EXEC : 0);
+		run->scratch_count++;
+	}
+	/* the host's objects the envelope names, where a private tree would hide them */
+	r = add_bind(run, pol->workspace, err);
+	for (size_t i = 0; !r && i < pol->input_count; i++)
+		r = add_bind(run, pol->inputs[i].path, err);
+	for (size_t i = 0; !r && i < pol->path_rule_count; i++)
+		if (pol->path_rules[i].access & TETHER_ACCESS_CONNECT)
+			r = add_bind(run, pol->path_rules[i].path, err);
+	return r;
+}
+
+/* What the helper reports when a step fails: which, on what, and the errno. */
+struct scratch_report {
+	int step;
+	int errnum;
+	char path[PATH_MAX];
+};
+
+enum { STEP_JOIN = 1, STEP_PROPAGATION, STEP_OPEN, STEP_MOUNT, STEP_MOUNTPOINT, STEP_BIND };
+
+static const char *const step_names[] = {
+	[STEP_JOIN] = "joining the run's namespaces",
+	[STEP_PROPAGATION] = "keeping the run's mounts from the host (MS_SLAVE)",
+	[STEP_OPEN] = "opening",
+	[STEP_MOUNT] = "mounting the run's private",
+	[STEP_MOUNTPOINT] = "creating the mount point",
+	[STEP_BIND] = "bind-mounting the host's",
+};
+
+static int mount_tree(const struct run *run, const struct scratch_mount *m)
+{
+	unsigned long flags = MS_NOSUID | MS_NODEV;
+	uint64_t max = run->policy->limits[TP_LIMIT_MEMORY_BYTES];
+	char opts[128], size[48] = "";
+
+	if (m->kind == SCRATCH_MQUEUE)
+		return mount("mqueue", m->target, "mqueue", flags | MS_NOEXEC, NULL);
+	if (max)
+		snprintf(size, sizeof(size), ",size=%llu", (unsigned long long)max);
+	if (m->kind == SCRATCH_HOME)
+		snprintf(opts, sizeof(opts), "mode=0700,uid=%u,gid=%u%s", (unsigned)run->uid,
+			 (unsigned)run->gid, size);
+	else
+		snprintf(opts, sizeof(opts), "mode=1777%s", size);
+	return mount("tether-scratch", m->target, "tmpfs", flags, opts);
+}
+
+/* The helper: in the run's namespaces, outside its cgroup.  Never returns. */
+static void __attribute__((noreturn)) helper(const struct run *run, int pidfd, int report_fd)
+{
+	struct scratch_report rep = { 0 };
+	int fds[SCRATCH_BINDS_MAX];
+	char src[64];
+
+	if (syscall(SYS_setns, pidfd, CLONE_NEWNS | CLONE_NEWIPC) < 0) {
+		rep.step = STEP_JOIN;
+		goto fail;
+	}
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0) {
+		rep.step = STEP_PROPAGATION;
+		goto fail;
+	}
+	/* before the trees are covered: these name the host's objects */
+	for (size_t i = 0; i < run->bind_count; i++) {
+		fds[i] = open(run->binds[i].path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+		if (fds[i] < 0) {
+			rep.step = STEP_OPEN;
+			snprintf(rep.path, sizeof(rep.path), "%s", run->binds[i].path);
+			goto fail;
+		}
+	}
+	for (size_t i = 0; i < run->scratch_count; i++) {
+		if (mount_tree(run, &run->scratch[i]) < 0) {
+			rep.step = STEP_MOUNT;
+			snprintf(rep.path, sizeof(rep.path), "%s", run->scratch[i].target);
+			goto fail;
+		}
+	}
+	for (size_t i = 0; i < run->bind_count; i++) {
+		const char *dst = run->binds[i].path;
+		char parent[PATH_MAX];
+		int r, fd;
+
+		/* the directories above it are root's, in the run's own tmpfs */
+		snprintf(parent, sizeof(parent), "%s", dst);
+		*strrchr(parent, '/') = 0;
+		r = parent[0] ? mkdir_p(parent, 0755) : 0;
+		if (!r && run->binds[i].is_dir)
+			r = mkdir(dst, 0755) < 0 && errno != EEXIST ? -errno : 0;
+		else if (!r && (fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) >= 0)
+			close(fd);
+		else if (!r)
+			r = -errno;
+		if (r) {
+			errno = -r;
+			rep.step = STEP_MOUNTPOINT;
+			snprintf(rep.path, sizeof(rep.path), "%s", dst);
+			goto fail;
+		}
+		snprintf(src, sizeof(src), "/proc/self/fd/%d", fds[i]);
+		if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0) {
+			rep.step = STEP_BIND;
+			snprintf(rep.path, sizeof(rep.path), "%s", dst);
+			goto fail;
+		}
+	}
+	_exit(0);
+fail:
+	rep.errnum = errno;
+	if (write(report_fd, &rep, sizeof(rep)) < 0) {
+		/* the exit status says it failed */
+	}
+	_exit(1);
+}
+
+int run_scratch_enter(struct run *run, int pidfd, struct run_error *err)
+{
+	struct scratch_report rep = { 0 };
+	int pipefd[2], status = 0;
+	pid_t pid;
+	ssize_t n;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_TMPDIR, errno,
+				"preparing the run's private /tmp: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0) {
+		int e = errno;
+
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_TMPDIR, e,
+				"forking to set up the run's private /tmp: %s", strerror(e));
+	}
+	if (pid == 0) {
+		close(pipefd[0]);
+		helper(run, pidfd, pipefd[1]);
+	}
+	close(pipefd[1]);
+	n = read(pipefd[0], &rep, sizeof(rep));
+	close(pipefd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (n == (ssize_t)sizeof(rep) && rep.step > 0 &&
+	    rep.step < (int)(sizeof(step_names) / sizeof(*step_names)))
+		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_TMPDIR, rep.errnum,
+				"%s%s%s: %s", step_names[rep.step], rep.path[0] ? " " : "",
+				rep.path, strerror(rep.errnum));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_TMPDIR, EIO,
+				"setting up the run's private /tmp: the helper died (status %d)",
+				status);
+	return 0;
+}
+
+/* The home directory's mount point on the host: an empty directory of root's. */
+int run_scratch_prepare_home(struct run *run, struct run_error *err)
+{
+	static const char *const dirs[] = { "/run", "/run/tether", RUN_HOME };
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		int r = run_check_root_dir(dirs[i]);
+
+		if (r)
+			return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_TMPDIR, -r,
+					"%s must be a directory of root's that only root may write "
+					"(runs' home directories are mounted on it): %s",
+					dirs[i], strerror(-r));
+	}
+	return 0;
+}
