@@ -31,6 +31,7 @@
 #define ANON_INODE_FS_MAGIC	0x09041934
 #define PIDFS_MAGIC		0x50494446	/* 6.9+: pidfds are files of their own fs */
 #define NSFS_MAGIC		0x6e736673
+#define MQUEUE_MAGIC		0x19800202	/* POSIX message queues */
 
 static __always_inline int check_path(__u32 op, const struct path *path, enum match_kind match)
 {
@@ -235,6 +236,14 @@ int BPF_PROG(tether_file_open, struct file *file, int ret)
 		return 0;
 	if (magic == PROC_SUPER_MAGIC && proc_of_other_process(inode, dentry, cgid))
 		access |= TETHER_ACCESS_PROTECTED;
+	/*
+	 * mq_open opens its queue on the kernel's own mqueue mount of the
+	 * caller's IPC namespace, which no path names.  Every run has an IPC
+	 * namespace of its own, so a queue there is the run's own: allowed.
+	 */
+	if (magic == MQUEUE_MAGIC && !(access & TETHER_ACCESS_EXEC) &&
+	    vfsmnt == BPF_CORE_READ(bpf_get_current_task_btf(), nsproxy, ipc_ns, mq_mnt))
+		return 0;
 	return decide(run, cgid,
 		      access & TETHER_ACCESS_EXEC    ? TETHER_FS_EXEC
 		      : access & TETHER_ACCESS_WRITE ? TETHER_FS_OPEN_WRITE

@@ -69,6 +69,37 @@ struct {
 	__type(value, struct egress_seen);
 } egress_seen SEC(".maps");
 
+/*
+ * Whose a socket is: the run cgroup that bound it, or connected or sent it
+ * to a loopback address.  Loopback between a run's own sockets is decided
+ * by this, not by port numbers (which a host service or another run could
+ * hold by the time the run connects): a connection to a listener, a
+ * datagram to a receiver and every packet between them pass when the other
+ * end's socket is the run's own.  BPF_F_CLONE: a listener's accepted
+ * sockets are its run's too.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC | BPF_F_CLONE);
+	__type(key, int);
+	__type(value, __u64);
+} sk_owner SEC(".maps");
+
+/* Ingress drops already recorded: (run cgroup, peer, protocol, port). */
+struct ingress_key {
+	__u64 cgid;
+	__u8 addr[16];
+	__u16 protocol, port;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct ingress_key);
+	__type(value, __u32);
+} ingress_seen SEC(".maps");
+
 static __always_inline bool port_in(const struct tether_port_range *r, __u16 count, __u16 port)
 {
 	for (int i = 0; i < TETHER_NET_PORT_RANGES; i++) {
@@ -156,6 +187,58 @@ static __always_inline bool is_loopback6(const __u8 *addr)
 static __always_inline bool in_loopback_range(const __u8 *addr)
 {
 	return is_loopback6(addr) || (is_mapped(addr) && addr[12] == 127);
+}
+
+/* 0.0.0.0 or :: */
+static __always_inline bool is_wildcard(const __u8 *addr)
+{
+	bool zero = true;
+
+	for (int i = 0; i < 16; i++)
+		if (addr[i] && !(i >= 10 && i < 12 && addr[i] == 0xff))
+			zero = false;
+	return zero && (!addr[10] || is_mapped(addr));
+}
+
+static __always_inline void own_socket(struct bpf_sock *sk, __u64 cgid)
+{
+	__u64 *owner = sk ? bpf_sk_storage_get(&sk_owner, sk, 0, BPF_SK_STORAGE_GET_F_CREATE)
+			  : NULL;
+
+	if (owner)
+		*owner = cgid;
+}
+
+/* A lookup tuple: `local` the sending side, `remote` the socket wanted. */
+static __always_inline __u32 make_tuple(struct bpf_sock_tuple *t, const __u8 *local,
+					__u16 lport, const __u8 *remote, __u16 rport)
+{
+	if (is_mapped(remote)) {
+		__builtin_memcpy(&t->ipv4.saddr, local + 12, 4);
+		__builtin_memcpy(&t->ipv4.daddr, remote + 12, 4);
+		t->ipv4.sport = bpf_htons(lport);
+		t->ipv4.dport = bpf_htons(rport);
+		return sizeof(t->ipv4);
+	}
+	__builtin_memcpy(t->ipv6.saddr, local, 16);
+	__builtin_memcpy(t->ipv6.daddr, remote, 16);
+	t->ipv6.sport = bpf_htons(lport);
+	t->ipv6.dport = bpf_htons(rport);
+	return sizeof(t->ipv6);
+}
+
+/* Whether the socket a lookup found belongs to the run `cgid`; releases it. */
+static __always_inline bool release_owned(struct bpf_sock *sk, __u64 cgid)
+{
+	__u64 *owner;
+	bool mine;
+
+	if (!sk)
+		return false;
+	owner = bpf_sk_storage_get(&sk_owner, sk, 0, 0);
+	mine = owner && *owner == cgid;
+	bpf_sk_release(sk);
+	return mine;
 }
 
 /* The run's DNS proxy: 127.0.0.1 or ::1 at its port. */
@@ -267,7 +350,24 @@ static __always_inline int check_sock_addr(struct bpf_sock_addr *ctx, bool v6, _
 		return 1;
 	}
 	reason = decide(run, addr, protocol, port, true, &rule_id);
-	if (reason == TETHER_REASON_RULE) {
+	if (reason != TETHER_REASON_RULE && in_loopback_range(addr) &&
+	    (protocol == IPPROTO_TCP || protocol == IPPROTO_UDP)) {
+		/* a listener or receiver of the run's own, wherever it listens */
+		struct bpf_sock_tuple t = {};
+		__u8 any[16] = {};
+		__u32 size = make_tuple(&t, any, 0, addr, port);
+		struct bpf_sock *sk;
+
+		sk = protocol == IPPROTO_TCP
+			? bpf_sk_lookup_tcp(ctx, &t, size, BPF_F_CURRENT_NETNS, 0)
+			: bpf_sk_lookup_udp(ctx, &t, size, BPF_F_CURRENT_NETNS, 0);
+		if (release_owned(sk, cgid))
+			reason = TETHER_REASON_OWN_SOCKET;
+	}
+	if (reason == TETHER_REASON_RULE || reason == TETHER_REASON_OWN_SOCKET) {
+		/* the other end of a loopback exchange checks this socket's owner */
+		if (in_loopback_range(addr))
+			own_socket(ctx->sk, cgid);
 		/* Datagrams are too many to record one by one; connections are not. */
 		if (op == TETHER_NET_CONNECT && (run->flags & TETHER_RUN_AUDIT_ALLOWED))
 			record_sock(run, cgid, op, 0, reason, rule_id, v6 ? AF_INET6 : AF_INET,
@@ -439,6 +539,8 @@ struct ip6_hdr {
 struct peer {
 	__u8 addr[16];
 	__u16 family, protocol, port;
+	__u16 local_port;
+	__u8 local[16];		/* the run's end */
 };
 
 /*
@@ -459,6 +561,7 @@ static __always_inline __u32 parse_packet(struct __sk_buff *skb, bool ingress, s
 		if (bpf_skb_load_bytes(skb, 0, &ip, sizeof(ip)))
 			return TETHER_REASON_UNRESOLVED;
 		mapped4(p->addr, ingress ? ip.saddr : ip.daddr);
+		mapped4(p->local, ingress ? ip.daddr : ip.saddr);
 		p->protocol = ip.protocol;
 		if (ip.ver_ihl != 0x45 || (ip.frag_off & bpf_htons(0x3fff)))
 			return TETHER_REASON_FORBIDDEN;
@@ -471,6 +574,7 @@ static __always_inline __u32 parse_packet(struct __sk_buff *skb, bool ingress, s
 		if (bpf_skb_load_bytes(skb, 0, &ip6, sizeof(ip6)))
 			return TETHER_REASON_UNRESOLVED;
 		__builtin_memcpy(p->addr, ingress ? ip6.saddr : ip6.daddr, 16);
+		__builtin_memcpy(p->local, ingress ? ip6.daddr : ip6.saddr, 16);
 		next = ip6.nexthdr;
 		l4 = sizeof(ip6);
 		/* hop-by-hop and destination options change nothing; skip a few */
@@ -498,8 +602,45 @@ static __always_inline __u32 parse_packet(struct __sk_buff *skb, bool ingress, s
 		if (bpf_skb_load_bytes(skb, l4 & 0xffff, ports, sizeof(ports)))
 			return TETHER_REASON_UNRESOLVED;
 		p->port = bpf_ntohs(ports[ingress ? 0 : 1]);
+		p->local_port = bpf_ntohs(ports[ingress ? 1 : 0]);
 	}
 	return 0;
+}
+
+#define LOOPBACK_IFINDEX 1	/* lo is the first device of every network namespace */
+
+/*
+ * Whether the other end of a loopback packet is a socket of the run's own
+ * (sk_owner).  A connection's last packets (FIN, ACK) may reach a peer in
+ * TIME_WAIT, which has no owner to read but takes no data either: they
+ * pass.  Not inlined: its lookups would not fit the callers' stack.
+ */
+static __noinline bool loopback_peer_owned(struct __sk_buff *skb, const struct peer *p,
+					   __u64 cgid)
+{
+	struct bpf_sock_tuple t = {};
+	__u32 size;
+	struct bpf_sock *other;
+
+	if (!skb || !p)
+		return false;
+	size = make_tuple(&t, p->local, p->local_port, p->addr, p->port);
+	other = p->protocol == IPPROTO_TCP
+		? bpf_sk_lookup_tcp(skb, &t, size, BPF_F_CURRENT_NETNS, 0)
+		: bpf_sk_lookup_udp(skb, &t, size, BPF_F_CURRENT_NETNS, 0);
+	if (other)
+		return release_owned(other, cgid);
+	if (p->protocol != IPPROTO_TCP)
+		return false;
+	other = bpf_skc_lookup_tcp(skb, &t, size, BPF_F_CURRENT_NETNS, 0);
+	if (!other)
+		return false;
+	if (other->state == BPF_TCP_TIME_WAIT) {
+		bpf_sk_release(other);
+		return true;
+	}
+	bpf_sk_release(other);
+	return false;
 }
 
 /*
@@ -509,7 +650,7 @@ static __always_inline __u32 parse_packet(struct __sk_buff *skb, bool ingress, s
  * skip the trie after the first.  0 or the reason to refuse.
  */
 static __always_inline __u32 peer_allowed(struct __sk_buff *skb, struct tether_run *run,
-					  const struct peer *p)
+					  __u64 cgid, const struct peer *p)
 {
 	struct egress_seen *seen = NULL;
 	struct bpf_sock *sk = skb->sk;
@@ -528,6 +669,9 @@ static __always_inline __u32 peer_allowed(struct __sk_buff *skb, struct tether_r
 	    seen->addr[0] == a[0] && seen->addr[1] == a[1])
 		return 0;
 	reason = decide(run, p->addr, p->protocol, p->port, false, &rule_id);
+	if (reason != TETHER_REASON_RULE && in_loopback_range(p->addr) &&
+	    skb->ifindex == LOOPBACK_IFINDEX && loopback_peer_owned(skb, p, cgid))
+		reason = TETHER_REASON_RULE;
 	if (reason != TETHER_REASON_RULE)
 		return reason;
 	if (seen) {
@@ -540,7 +684,6 @@ static __always_inline __u32 peer_allowed(struct __sk_buff *skb, struct tether_r
 	return 0;
 }
 
-#define LOOPBACK_IFINDEX 1	/* lo is the first device of every network namespace */
 
 /*
  * The backstop: 1 passes the packet, 0 drops it (the sender sees EPERM
@@ -571,7 +714,7 @@ int tether_egress(struct __sk_buff *skb)
 	if (!reason && skb->ifindex == LOOPBACK_IFINDEX && !in_loopback_range(p.addr))
 		reason = TETHER_REASON_DEFAULT_DENY;
 	if (!reason)
-		reason = peer_allowed(skb, run, &p);
+		reason = peer_allowed(skb, run, cgid, &p);
 	if (reason) {
 		record_packet(run, cgid, TETHER_NET_PACKET, reason, p.family, p.protocol, p.port,
 			      p.addr, skb->len);
@@ -592,8 +735,7 @@ int tether_egress(struct __sk_buff *skb)
  * Packets to the run's sockets come only from peers the run may reach
  * (replies, or the DNS proxy's answers): a host no rule lists cannot send
  * data in, nor connect to a listener (the SYN is dropped here, before any
- * SYN-ACK, SYN cookies included).  Counted, not recorded: outsiders choose
- * how many packets arrive, and they would fill the run's audit stream.
+ * SYN-ACK, SYN cookies included).  Counted, and recorded once per peer.
  */
 SEC("cgroup_skb/ingress")
 int tether_ingress(struct __sk_buff *skb)
@@ -601,40 +743,73 @@ int tether_ingress(struct __sk_buff *skb)
 	__u64 cgid = bpf_skb_ancestor_cgroup_id(skb, run_cgroup_level);
 	struct peer p = {};
 	struct tether_run *run;
+	__u32 reason;
 
 	if (!cgid)
 		return 1;
 	run = bpf_map_lookup_elem(&runs, &cgid);
 	if (!run)
 		return 1;
-	if (!parse_packet(skb, true, &p) && !peer_allowed(skb, run, &p))
+	reason = parse_packet(skb, true, &p);
+	if (!reason)
+		reason = peer_allowed(skb, run, cgid, &p);
+	if (!reason)
 		return 1;
 	__sync_fetch_and_add(&run->ingress_dropped, 1);
+	/*
+	 * Say why a connection times out: the first drop from each peer
+	 * address, protocol and port is recorded, up to TETHER_INGRESS_RECORDS
+	 * per run (outsiders choose how many distinct peers there are); the
+	 * end record counts them all.
+	 */
+	{
+		struct ingress_key key = { .cgid = cgid, .protocol = p.protocol, .port = p.port };
+		__u32 one = 1;
+
+		__builtin_memcpy(key.addr, p.addr, 16);
+		if (bpf_map_lookup_elem(&ingress_seen, &key))
+			return 0;
+		if (__sync_fetch_and_add(&run->ingress_recorded, 1) >= TETHER_INGRESS_RECORDS)
+			return 0;
+		bpf_map_update_elem(&ingress_seen, &key, &one, BPF_ANY);
+		record_packet(run, cgid, TETHER_NET_INGRESS, reason, p.family, p.protocol, p.port,
+			      p.addr, skb->len);
+	}
 	return 0;
 }
 
 /*
- * bind(2) to a fixed port.  Off loopback it would make a listener the
- * outside could probe (open and closed ports answer differently before any
- * hook sees a packet); on loopback it could take a port a host service is
- * about to use.  So a fixed port needs a loopback address and a rule for
- * that address and port: the run may only bind what it may talk to.  Port
- * 0 (the kernel picks) stays free.
+ * bind(2).  On a loopback address, or on every address (which includes
+ * loopback: what dev servers do by default), the socket becomes the run's
+ * own (sk_owner): the run's sockets reach it, nothing else does unless a
+ * rule lists its peer (cgroup_skb/ingress drops the rest, with a record).
+ * A fixed port on any other address would make a listener the outside could
+ * probe (open and closed ports answer differently before any hook sees a
+ * packet), so it is refused; port 0 (the kernel picks) stays free.  A run
+ * can still hold a loopback port a host service wants: that is a denial of
+ * service to that service, not a way in (docs/envelope.md).
  */
 static __always_inline int check_bind(struct bpf_sock_addr *ctx, bool v6)
 {
 	__u16 port = bpf_ntohs((__u16)ctx->user_port);
 	struct tether_run *run;
-	__u32 rule_id;
 	__u8 addr[16];
 	__u64 cgid;
 
 	run = current_run(&cgid);
-	if (!run || !port)
+	if (!run)
 		return 1;
 	ctx_addr(ctx, v6, addr);
-	if (in_loopback_range(addr) &&
-	    decide(run, addr, (__u16)ctx->protocol, port, false, &rule_id) == TETHER_REASON_RULE)
+	/*
+	 * The run's own listeners on loopback (or on every address, which
+	 * includes loopback): reachable by its own sockets (sk_owner), by
+	 * nobody else unless a rule lists them (cgroup_skb/ingress).
+	 */
+	if (in_loopback_range(addr) || is_wildcard(addr)) {
+		own_socket(ctx->sk, cgid);
+		return 1;
+	}
+	if (!port)
 		return 1;
 	record_sock(run, cgid, TETHER_NET_BIND, -EPERM, TETHER_REASON_FORBIDDEN, TETHER_RULE_NONE,
 		    v6 ? AF_INET6 : AF_INET, (__u16)ctx->type, (__u16)ctx->protocol, port, addr,

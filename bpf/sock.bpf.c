@@ -98,7 +98,7 @@ static __always_inline int check_unix_peer(__u32 op, struct sock *other)
 	dentry = BPF_CORE_READ(peer, path.dentry);
 	if (!dentry)
 		return check_abstract_peer(run, cgid, op, peer);
-	return decide(run, cgid, op, BPF_CORE_READ(peer, path.mnt), dentry, MATCH_OBJECT,
+	return decide(run, cgid, op, BPF_CORE_READ(peer, path.mnt), dentry, MATCH_PEER,
 		      TETHER_ACCESS_CONNECT, -EACCES);
 }
 

@@ -85,6 +85,8 @@ const char *record_reason_name(uint32_t reason)
 		return "budget_exhausted";
 	case TETHER_REASON_DNS_PROXY:
 		return "dns_proxy";
+	case TETHER_REASON_OWN_SOCKET:
+		return "own_socket";
 	default:
 		return "unknown";
 	}
@@ -152,6 +154,8 @@ const char *record_net_op_name(uint32_t op)
 		return "bind";
 	case TETHER_NET_SETSOCKOPT:
 		return "setsockopt";
+	case TETHER_NET_INGRESS:
+		return "ingress";
 	default:
 		return "unknown";
 	}

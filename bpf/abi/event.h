@@ -50,6 +50,7 @@ enum tether_net_op {
 	TETHER_NET_SOCKET_CREATE = 5,	/* cgroup/sock_create refused an inet socket */
 	TETHER_NET_BIND      = 6,	/* bind(2) to a fixed port no loopback rule lists */
 	TETHER_NET_SETSOCKOPT = 7,	/* a refused socket option; protocol: level, port: name */
+	TETHER_NET_INGRESS   = 8,	/* the first packet cgroup_skb/ingress dropped from a peer and port */
 };
 
 enum tether_fs_op {
@@ -159,6 +160,7 @@ enum tether_reason {
 	TETHER_REASON_EXPIRED      = 5,	/* the DNS answer that admitted the address expired */
 	TETHER_REASON_BUDGET       = 6,	/* network_egress.max_bytes is spent */
 	TETHER_REASON_DNS_PROXY    = 7,	/* allowed: DNS sent to the run's DNS proxy */
+	TETHER_REASON_OWN_SOCKET   = 8,	/* allowed: loopback to a socket of the run's own */
 };
 
 #define TETHER_FS_PATH_TRUNCATED	(1u << 0)

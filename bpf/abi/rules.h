@@ -130,7 +130,13 @@ struct tether_run {
 	__u16 dns_port6;
 	/* packets to the run's sockets from peers no rule lists, dropped (atomic) */
 	__u32 ingress_dropped;
+	/* of them, the (peer, port) pairs recorded (atomic; at most TETHER_INGRESS_RECORDS) */
+	__u32 ingress_recorded;
+	__u32 reserved1;
 };
+
+/* Ingress drops recorded per run, one per peer address, protocol and port; the rest are counted. */
+#define TETHER_INGRESS_RECORDS 64
 
 /*
  * Address rules: longest-prefix matches on one address form for both
@@ -234,7 +240,7 @@ struct tether_path_rule {
 /* run_seq: one u64 per run slot, slot 0 unused (slots start at 1). */
 #define TETHER_RUN_SEQ_ENTRIES	(TETHER_MAX_RUNS + 1)
 
-_Static_assert(sizeof(struct tether_run) == 56, "tether_run layout");
+_Static_assert(sizeof(struct tether_run) == 64, "tether_run layout");
 _Static_assert(TETHER_ACCESS_BITS == (1u << TETHER_ACCESS_WIDTH) - 1, "access bits are counted");
 _Static_assert(TETHER_ACCESS_WIDTH <= 8 * sizeof(((struct tether_path_rule *)0)->access),
 	       "path rule access width");

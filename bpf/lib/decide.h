@@ -13,6 +13,13 @@
 enum match_kind {
 	MATCH_OBJECT,	/* the object itself: "/a/b" is looked up as "/a/b/" */
 	MATCH_PARENT,	/* an entry of its parent: "/a/b" is looked up as "/a/" */
+	/*
+	 * As MATCH_OBJECT, but named in the mount namespace the object's mount
+	 * is in (a unix socket bound by a host daemon, seen from a run's own
+	 * namespace: its path is the one the daemon bound and the envelope
+	 * names).
+	 */
+	MATCH_PEER,
 };
 
 /*
@@ -235,6 +242,7 @@ static __always_inline int decide(struct tether_run *run, __u64 run_cgroup_id, _
 			      FS_HARD_DENY);
 		return verdict(run, reason, FS_HARD_DENY, deny_err);
 	}
+	c.own_ns = match == MATCH_PEER;
 	err = resolve_path(vfsmnt, dentry, &c);
 	pos = c.pos;
 	if (pos > WALK_HALF)

@@ -23,6 +23,7 @@ struct walk_ctx {
 	__u32 slot;
 	__u32 pos;		/* the path is buf[pos, WALK_HALF) */
 	__u32 leaf_len;		/* length of the first component written */
+	__u32 own_ns;		/* name it in its mount's namespace, not the caller's */
 	__s32 err;
 	__u32 done;
 	/* inode walks only */
@@ -150,7 +151,17 @@ static __always_inline int resolve_path(struct vfsmount *vfsmnt, struct dentry *
 	 * The walk stopped at a mount without a parent.  Unless that is the root
 	 * of our own namespace, the object lives on a detached mount (open_tree)
 	 * or in another namespace (/proc/PID/root), where names prove nothing.
+	 * own_ns: the root of the namespace the mount is in, which must not be
+	 * an anonymous one (a detached tree: it has no inode number).
 	 */
+	if (c->own_ns) {
+		struct mount *top = c->mnt;
+		struct mnt_namespace *ns = BPF_CORE_READ(top, mnt_ns);
+
+		if (!ns || !BPF_CORE_READ(ns, ns.inum) || BPF_CORE_READ(ns, root) != top)
+			return -ENOENT;
+		return 0;
+	}
 	ns_root = task->nsproxy->mnt_ns->root;	/* BTF loads: no helper calls */
 	if (!ns_root || c->mnt != ns_root)
 		return -ENOENT;

@@ -247,25 +247,28 @@ allowed "/dev/urandom, /dev/null and /dev/zero are readable" cd3 "
 	$BIN/fsprobe ok read /dev/null
 	$BIN/fsprobe ok read /dev/zero"
 
-# --- the run's private temporary directory ------------------------------------
-rm -f "$T/ct1.audit" "$T/ct1.out"
+# --- the run's private /tmp: its own tmpfs in its own mount namespace ---------
+# (tests/vm/suite/scratch.sh has the rest: /dev/shm, HOME, other runs, @tmp)
+rm -f "$T/ct1.audit" "$T/ct1.out" /tmp/ct1-host
+echo host > /tmp/ct1-host
 tether run --envelope "$ENV" --run-id ct1 --audit "$T/ct1.audit" -- /bin/sh -c "
-	echo \$TMPDIR > $WS/ct1.tmpdir
-	case \$TMPDIR in /run/tether/tmp/ct1-??????) ;; *) exit 10 ;; esac
-	$BIN/fsprobe ok write \$TMPDIR/scratch || exit 11
-	$BIN/fsprobe ok mkdir \$TMPDIR/d || exit 12
-	cp $BIN/fsprobe \$TMPDIR/tool && chmod 755 \$TMPDIR/tool || exit 13
-	$BIN/fsprobe EACCES exec \$TMPDIR/tool ok nop || exit 14
-	$BIN/fsprobe EACCES write /tmp/not-private || exit 15"
+	[ \"\$TMPDIR\" = /tmp ] || exit 10
+	$BIN/fsprobe ok write /tmp/scratch || exit 11
+	$BIN/fsprobe ok mkdir /tmp/d || exit 12
+	cp $BIN/fsprobe /tmp/tool && chmod 755 /tmp/tool || exit 13
+	$BIN/fsprobe EACCES exec /tmp/tool ok nop || exit 14
+	$BIN/fsprobe ENOENT read /tmp/ct1-host || exit 15"
 RC=$?
-tmpdir=$(cat "$WS/ct1.tmpdir" 2>/dev/null)
-if [ "$RC" -eq 0 ] && [ -n "$tmpdir" ] && [ ! -e "$tmpdir" ] && [ ! -e /tmp/not-private ] &&
-	grep -q "\"event\":\"start\",.*\"tmpdir\":\"$tmpdir\"" "$T/ct1.audit" &&
-	grep -q "\"op\":\"exec\",\"path\":\"$tmpdir/tool\",\"access\":\"exec\",\"decision\":\"deny\"" "$T/ct1.audit"; then
-	pass "TMPDIR is private to the run, writable, never executable, and removed at the end"
+if [ "$RC" -eq 0 ] && [ "$(cat /tmp/ct1-host)" = host ] && [ ! -e /tmp/scratch ] && [ ! -e /tmp/tool ] &&
+	grep -q '"event":"start",.*"tmpdir":"/tmp"' "$T/ct1.audit" &&
+	[ "$(grep -c '"decision":"deny"' "$T/ct1.audit")" -eq 1 ] &&
+	grep -q '"op":"exec","path":"/tmp/tool","access":"exec","decision":"deny","errno":"EACCES","reason":"rule"' "$T/ct1.audit" &&
+	grep -q '"event":"cleanup",.*"tmpdir_removed":true' "$T/ct1.audit"; then
+	pass "TMPDIR is the run's own /tmp: writable, never executable, the host's hidden, gone at the end"
 else
-	fail "private TMPDIR" "exit $RC, tmpdir '$tmpdir': $(cat "$T/ct1.audit")"
+	fail "private /tmp" "exit $RC: $(cat "$T/ct1.audit")"
 fi
+rm -f /tmp/ct1-host
 
 # --- ptys: only the run's own --------------------------------------------------
 # Another session's terminal (here: a pty held by a process outside the run) is

@@ -526,13 +526,12 @@ if [ -n "$orphan_pid" ] &&
 else
 	fail "orphaned run" "no process left in /sys/fs/cgroup/tether/orph"
 fi
-orphan_tmp=$(ls -d /run/tether/tmp/orph-* 2>/dev/null | head -n 1)
 tether run --envelope "$ENV" --run-id after --audit "$T/after.audit" -- "$BIN/fsprobe" ok write "$WS/after" 2>"$T/after.err"
 RC=$?
 if [ $RC -eq 0 ] && grep -qE "reclaimed run /sys/fs/cgroup/tether/orph, whose controller died \\(killed: [0-9]+ processes\\)" "$T/after.err" &&
 	[ ! -e /sys/fs/cgroup/tether/orph ] && [ ! -e "/proc/$orphan_pid" ] &&
-	[ -n "$orphan_tmp" ] && [ ! -e "$orphan_tmp" ]; then
-	pass "the next run reclaims the orphan: processes killed, cgroup, entries and TMPDIR removed"
+	[ ! -e /run/tether/runs/orph ]; then
+	pass "the next run reclaims the orphan: processes killed, cgroup, entries and run file removed"
 else
 	fail "orphan reclaim" "exit $RC: $(cat "$T/after.err")"
 fi

@@ -87,7 +87,6 @@ verify() {
 		WHY="$WHY cleanup record: $(grep '"event":"cleanup"' "$T/$v_id.audit");"
 	[ -e "$CG/$v_id" ] && WHY="$WHY $CG/$v_id is left;"
 	[ -e "/run/tether/runs/$v_id" ] && WHY="$WHY /run/tether/runs/$v_id is left;"
-	ls -d /run/tether/tmp/"$v_id"-* >/dev/null 2>&1 && WHY="$WHY its TMPDIR is left;"
 	v_cgid=$(sed -n 's/.*"event":"start".*"cgroup_id":\([0-9]*\).*/\1/p' "$T/$v_id.audit")
 	if [ -z "$v_cgid" ]; then
 		WHY="$WHY no start record with a cgroup_id;"
@@ -202,8 +201,8 @@ verify env1 0 succeeded "" ""
 grep -q 'ghp_tethersecret1\|awstethersecret2\|LD_PRELOAD' "$T/env1.out" && WHY="$WHY a credential reached the run;"
 grep -q 'ghp_tethersecret1\|awstethersecret2' "$T/env1.audit" "$T/env1.err" && WHY="$WHY a credential value is in the records;"
 grep -qx 'KEEP_ME=kept' "$T/env1.out" || WHY="$WHY the listed KEEP_ME is missing;"
-grep -qx "HOME=$NWS" "$T/env1.out" || WHY="$WHY HOME is not the workspace;"
-grep -qx "TMPDIR=/run/tether/tmp/env1-......" "$T/env1.out" || WHY="$WHY TMPDIR is not the run's;"
+grep -qx "HOME=/run/tether/home" "$T/env1.out" || WHY="$WHY HOME is not the run's own;"
+grep -qx "TMPDIR=/tmp" "$T/env1.out" || WHY="$WHY TMPDIR is not the run's /tmp;"
 others=$(grep -v -e '^PATH=' -e '^LANG=' -e '^LANGUAGE=' -e '^LC_' -e '^TERM=' -e '^TZ=' -e '^HOME=' \
 	-e '^TMPDIR=' -e '^KEEP_ME=' "$T/env1.out")
 [ -z "$others" ] || WHY="$WHY variables beyond the allow list: $others;"
