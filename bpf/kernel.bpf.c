@@ -140,10 +140,7 @@ int BPF_PROG(tether_capable, const struct cred *cred, void *ns, int cap, unsigne
  * takes the unprivileged way, and privilege-dropping code (every BusyBox
  * applet run by a non-root uid) does that on each start; the run has no
  * capability to gain an id with, and no_new_privs keeps setuid binaries
- * from giving one.  And CAP_SYS_RESOURCE: the kernel asks for it to pick
- * the higher of two limits (mq_open's queue sizes, pipe buffers) and
- * takes the lower one without it, on every POSIX message queue a toolchain
- * opens; no refusal of it gives the run a way around a limit.
+ * from giving one.
  * The record's errno is the capability's refusal; the system call may
  * return another (perf_event_open: EACCES).
  */
@@ -156,7 +153,7 @@ int BPF_PROG(tether_cap_refused, const struct cred *cred, struct user_namespace 
 
 	if (!ret || (opts & CAP_OPT_NOAUDIT) || cap == CAP_DAC_OVERRIDE ||
 	    cap == CAP_DAC_READ_SEARCH || cap == CAP_FOWNER || cap == CAP_FSETID ||
-	    cap == CAP_SETGID || cap == CAP_SETUID || cap == CAP_SYS_RESOURCE)
+	    cap == CAP_SETGID || cap == CAP_SETUID)
 		return 0;
 	run = current_run(&cgid);
 	if (!run || !own_credentials(cred))
