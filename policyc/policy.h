@@ -331,6 +331,12 @@ int tp_envelope_parse(const char *name, const char *data, size_t len,
 int tp_envelope_parse_file(const char *path, struct tp_envelope **out,
 			   struct tp_diags *diags);
 void tp_envelope_free(struct tp_envelope *env);
+/*
+ * Appends to `out` what `tether check` warns about in a valid envelope
+ * (policyc/warnings.c), each at its entry's position in `file`.  0 or
+ * -ENOMEM.
+ */
+int tp_envelope_warnings(const char *file, const struct tp_envelope *env, struct tp_diags *out);
 
 #define TP_ENVELOPE_MAX_BYTES (4u << 20)
 

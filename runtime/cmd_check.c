@@ -20,7 +20,8 @@ static const char check_usage[] =
 	"usage: tether check [--report] [--contract TASK.yaml] ENVELOPE\n"
 	"\n"
 	"Validates the envelope (or a compiled policy) and prints its policy digest.\n"
-	"Every error is printed as FILE:LINE:COLUMN: error: MESSAGE, all of a file at once.\n"
+	"Every error is printed as FILE:LINE:COLUMN: error: MESSAGE, all of a file at once;\n"
+	"what is valid but worth a look as FILE:LINE:COLUMN: warning: MESSAGE (exit 0).\n"
 	"  --report             also print the guarantee report: which term of the\n"
 	"                       sandbox guarantee each field covers and what enforces it\n"
 	"  --contract TASK      also check that the envelope grants no more than the task\n"
@@ -41,6 +42,24 @@ static bool is_compiled_policy(const char *path)
 	      memcmp(magic, TP_FORMAT_MAGIC, sizeof(magic)) == 0;
 	fclose(f);
 	return yes;
+}
+
+/* FILE:LINE:COLUMN: warning: MESSAGE on stderr, for what is valid but worth a look. */
+static void print_warnings(const char *path)
+{
+	struct tp_envelope *env = NULL;
+	struct tp_diags diags = { 0 }, warnings = { 0 };
+
+	if (tp_envelope_parse_file(path, &env, &diags) == 0 &&
+	    tp_envelope_warnings(path, env, &warnings) == 0) {
+		for (size_t i = 0; i < warnings.count; i++)
+			fprintf(stderr, "%s:%u:%u: warning: %s\n", warnings.items[i].file,
+				warnings.items[i].line, warnings.items[i].column,
+				warnings.items[i].message);
+	}
+	tp_diags_free(&warnings);
+	tp_diags_free(&diags);
+	tp_envelope_free(env);
 }
 
 static int check_contract(const char *contract_path, const char *envelope_path)
@@ -108,6 +127,8 @@ int cmd_check(int argc, char **argv)
 	if (policy_load(argv[optind], &policy) < 0)
 		return TETHER_EXIT_INVALID;
 	printf("%s: ok\n", argv[optind]);
+	if (!is_compiled_policy(argv[optind]))
+		print_warnings(argv[optind]);
 	r = policy_print_digest(policy, stdout);
 	if (r < 0) {
 		fprintf(stderr, "tether check: encoding the policy of %s: %s\n", argv[optind],

@@ -242,8 +242,7 @@ static __always_inline int decide(struct tether_run *run, __u64 run_cgroup_id, _
 			      FS_HARD_DENY);
 		return verdict(run, reason, FS_HARD_DENY, deny_err);
 	}
-	c.own_ns = match == MATCH_PEER;
-	err = resolve_path(vfsmnt, dentry, &c);
+	err = resolve_path_in(vfsmnt, dentry, &c, match == MATCH_PEER);
 	pos = c.pos;
 	if (pos > WALK_HALF)
 		pos = WALK_HALF;

@@ -23,7 +23,6 @@ struct walk_ctx {
 	__u32 slot;
 	__u32 pos;		/* the path is buf[pos, WALK_HALF) */
 	__u32 leaf_len;		/* length of the first component written */
-	__u32 own_ns;		/* name it in its mount's namespace, not the caller's */
 	__s32 err;
 	__u32 done;
 	/* inode walks only */
@@ -125,8 +124,8 @@ static long walk_step(__u32 index, void *data)
  * Writes the absolute path of (vfsmnt, dentry) in the caller's mount namespace
  * into the claimed scratch slot.  0 or a negative errno.
  */
-static __always_inline int resolve_path(struct vfsmount *vfsmnt, struct dentry *dentry,
-					struct walk_ctx *c)
+static __always_inline int resolve_path_in(struct vfsmount *vfsmnt, struct dentry *dentry,
+					   struct walk_ctx *c, const bool own_ns)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct walk_scratch *s = bpf_map_lookup_elem(&walk_scratch, &c->slot);
@@ -154,7 +153,7 @@ static __always_inline int resolve_path(struct vfsmount *vfsmnt, struct dentry *
 	 * own_ns: the root of the namespace the mount is in, which must not be
 	 * an anonymous one (a detached tree: it has no inode number).
 	 */
-	if (c->own_ns) {
+	if (own_ns) {
 		struct mount *top = c->mnt;
 		struct mnt_namespace *ns = BPF_CORE_READ(top, mnt_ns);
 
@@ -166,6 +165,12 @@ static __always_inline int resolve_path(struct vfsmount *vfsmnt, struct dentry *
 	if (!ns_root || c->mnt != ns_root)
 		return -ENOENT;
 	return 0;
+}
+
+static __always_inline int resolve_path(struct vfsmount *vfsmnt, struct dentry *dentry,
+					struct walk_ctx *c)
+{
+	return resolve_path_in(vfsmnt, dentry, c, false);
 }
 
 static __always_inline struct walk_scratch *claim_scratch(__u32 *slot)

@@ -1114,3 +1114,101 @@ Test(envelope, every_unacknowledged_gap_is_reported)
 	cr_expect(strstr(diags.items[1].message, "'resources.disk_bytes'"));
 	cr_expect(strstr(diags.items[2].message, "'cleanup.lease'"));
 }
+
+/* ---- filesystem.exec keywords and check's warnings ------------------------------ */
+
+#define FS_HEAD "sandbox:\n  filesystem:\n    root: read_only\n    workspace: {path: /ws}\n"
+
+Test(envelope, exec_at_system_compiles_like_no_exec_list)
+{
+	uint8_t none[32], sys[32], extra[32], replaced[32];
+
+	digest_of(FS_HEAD, none);
+	digest_of(FS_HEAD "    exec: [\"@system\"]\n", sys);
+	cr_expect_eq(memcmp(none, sys, 32), 0, "@system alone is the default");
+	digest_of(FS_HEAD "    exec: [\"@system\", \"/srv/tools/**\"]\n", extra);
+	digest_of(FS_HEAD "    exec: [\"/srv/tools/**\"]\n", replaced);
+	cr_expect_neq(memcmp(extra, replaced, 32), 0);
+}
+
+Test(envelope, exec_at_system_keeps_the_system_trees_and_adds)
+{
+	struct tp_policy *p = compile_text(FS_HEAD "    exec: [\"@system\", \"/srv/tools/**\"]\n");
+	bool usr = false, tools = false;
+
+	for (size_t i = 0; i < p->path_rule_count; i++) {
+		usr |= strcmp(p->path_rules[i].path, "/usr") == 0 &&
+		       (p->path_rules[i].access & TETHER_ACCESS_EXEC);
+		tools |= strcmp(p->path_rules[i].path, "/srv/tools") == 0 &&
+			 (p->path_rules[i].access & TETHER_ACCESS_EXEC);
+	}
+	cr_expect(usr && tools);
+	cr_expect_eq(p->flags & TP_POLICY_TMP_EXEC, 0);
+	tp_policy_free(p);
+}
+
+Test(envelope, exec_at_tmp_sets_the_flag_and_alone_drops_the_system_trees)
+{
+	struct tp_policy *p = compile_text(FS_HEAD "    exec: [\"@tmp\"]\n");
+
+	cr_expect(p->flags & TP_POLICY_TMP_EXEC);
+	for (size_t i = 0; i < p->path_rule_count; i++)
+		cr_expect_eq(p->path_rules[i].access & TETHER_ACCESS_EXEC, 0, "%s",
+			     p->path_rules[i].path);
+	tp_policy_free(p);
+}
+
+Test(envelope, unknown_and_repeated_exec_keywords_are_errors)
+{
+	const char *text = FS_HEAD "    exec: [\"@bin\", \"@tmp\", \"@tmp\"]\n";
+	struct tp_envelope *env = NULL;
+	char *d;
+
+	cr_assert_eq(tp_envelope_parse("t.yaml", text, strlen(text), &env, &diags), -EINVAL);
+	d = diag_text();
+	cr_expect_not_null(strstr(d, "t.yaml:5:12: error: unknown keyword '@bin' in "
+				  "'filesystem.exec': the keywords are @system"), "%s", d);
+	cr_expect_not_null(strstr(d, "t.yaml:5:28: error: '@tmp' is listed twice in "
+				  "'filesystem.exec' (first at line 5, column 20)"), "%s", d);
+	free(d);
+}
+
+static char *warnings_of(const char *text)
+{
+	struct tp_envelope *env = NULL;
+	struct tp_diags w = { 0 };
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	cr_assert_eq(tp_envelope_parse("t.yaml", text, strlen(text), &env, &diags), 0);
+	cr_assert_eq(tp_envelope_warnings("t.yaml", env, &w), 0);
+	for (size_t i = 0; i < w.count; i++)
+		fprintf(f, "%u:%u: %s\n", w.items[i].line, w.items[i].column, w.items[i].message);
+	fclose(f);
+	tp_diags_free(&w);
+	tp_envelope_free(env);
+	return out;
+}
+
+Test(envelope, check_warns_about_writable_executable_paths_and_lost_system_trees)
+{
+	char *w = warnings_of(FS_HEAD "    exec: [\"@tmp\", \"/srv/**\"]\n"
+				      "    write: [/srv/data/**, /srv/bin/**]\n");
+
+	cr_expect_not_null(strstr(w, "5:12: @tmp makes the run's private /tmp and /var/tmp both "
+				  "writable and executable"), "%s", w);
+	cr_expect_not_null(strstr(w, "'/srv' does not make '/srv/data' beneath it executable"),
+			   "%s", w);
+	cr_expect_not_null(strstr(w, "this exec list replaces the system software trees"), "%s",
+			   w);
+	free(w);
+	w = warnings_of(FS_HEAD "    exec: [\"@system\", \"/srv/bin/**\"]\n"
+				"    write: [/srv/bin/**]\n");
+	cr_expect_str_eq(w, "5:23: '/srv/bin' is both writable (by '/srv/bin') and executable: "
+			    "the run can write a program there and run it; review it\n");
+	free(w);
+	w = warnings_of(FS_HEAD);
+	cr_expect_str_eq(w, "");
+	free(w);
+}
