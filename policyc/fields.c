@@ -66,6 +66,10 @@ const struct tp_field_info *const tp_fields[] = {
 		 "BPF-LSM unix_stream_connect and unix_may_send: no unix socket of a process outside "
 		 "the run unless a rule grants CONNECT at its path or lists its abstract name"),
 	/* F */
+	ENFORCED("@private_trees", F,
+		 "a mount and an IPC namespace per run: fresh tmpfs at /tmp, /var/tmp, /dev/shm "
+		 "and HOME (/run/tether/home), a fresh /dev/mqueue and SysV IPC, seen by no other "
+		 "run and gone with the run's last process; the run cannot mount or unmount"),
 	ENFORCED("filesystem.root", F,
 		 "BPF-LSM file_open, path_*, mmap_file and file_mprotect: "
 		 "the host tree is readable, never writable, and executable unless exec is given; "
@@ -111,6 +115,11 @@ const struct tp_field_info *const tp_fields[] = {
 	ENFORCED("@socket_families", N,
 		 "BPF-LSM socket_create and capable: only unix, TCP, UDP and netlink route sockets, "
 		 "and no CAP_NET_ADMIN (links, routes, qdiscs)"),
+	ENFORCED("@loopback", N,
+		 "cgroup connect4/6, sendmsg4/6 and cgroup_skb: on loopback the run reaches its own "
+		 "sockets (socket storage set when it binds or connects them) and no other "
+		 "listener without a rule; cgroup_skb/ingress drops other peers' packets and "
+		 "records the first per peer and port"),
 	NOW_ENFORCED("network_egress.default", N,
 		     "cgroup connect4/6 and sendmsg4/6 refuse (EPERM) every destination no rule "
 		     "lists, loopback and link-local included, and cgroup_skb/egress drops every "

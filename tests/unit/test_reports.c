@@ -256,6 +256,10 @@ static const char rows_k[] =
 
 static const char rows_f_min[] =
 	"F: filesystem, mount, device and artifact isolation\n"
+	"  enforced                     @private_trees: a mount and an IPC namespace per run: "
+	"fresh tmpfs at /tmp, /var/tmp, /dev/shm and HOME (/run/tether/home), a fresh /dev/mqueue "
+	"and SysV IPC, seen by no other run and gone with the run's last process; the run cannot "
+	"mount or unmount\n"
 	"  enforced                     filesystem.root: BPF-LSM file_open, path_*, "
 	"mmap_file and file_mprotect: the host tree is readable, never "
 	"writable, and executable unless exec is given; the built-in protected paths (/etc/shadow, "
@@ -287,6 +291,10 @@ static const char rows_n_min[] =
 	"N: network egress\n"
 	"  enforced                     @socket_families: BPF-LSM socket_create and capable: only "
 	"unix, TCP, UDP and netlink route sockets, and no CAP_NET_ADMIN (links, routes, qdiscs)\n"
+	"  enforced                     @loopback: cgroup connect4/6, sendmsg4/6 and cgroup_skb: on "
+	"loopback the run reaches its own sockets (socket storage set when it binds or connects "
+	"them) and no other listener without a rule; cgroup_skb/ingress drops other peers' packets "
+	"and records the first per peer and port\n"
 	ROW_N_DEFAULT "\n";
 
 /* I for every policy: who the run is and what environment it gets. */
