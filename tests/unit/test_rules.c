@@ -199,3 +199,34 @@ Test(rules, a_relative_audit_path_is_made_absolute)
 	run_rules_free(rules, n);
 	tp_policy_free(p);
 }
+
+/*
+ * The run's private trees come after the policy's rules; a policy rule on
+ * the same path decides there, and a protected path the tree covers (the
+ * run's own /dev/shm) gives way to it.
+ */
+Test(rules, private_trees_follow_the_policy_and_replace_a_protected_path)
+{
+	const char *paths[1] = { "/dev/shm" };
+	const uint32_t access[1] = { TETHER_ACCESS_READ };
+	const struct tl_path_rule extra[2] = {
+		{ .path = "/dev/shm", .access = TETHER_ACCESS_READ | TETHER_ACCESS_WRITE },
+		{ .path = "/dev/mqueue", .access = TETHER_ACCESS_READ | TETHER_ACCESS_WRITE },
+	};
+	struct tl_path_rule *rules = NULL;
+	struct tp_policy *p = policy(paths, access, 1);
+	size_t n = 0, shm = 0, mq = 0;
+
+	cr_assert_eq(run_rules_resolve(p, extra, 2, NULL, &rules, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		shm += strcmp(rules[i].path, "/dev/shm") == 0;
+		mq += strcmp(rules[i].path, "/dev/mqueue") == 0;
+	}
+	cr_expect_eq(shm, 1);
+	cr_expect_eq(mq, 1);
+	cr_expect_eq(find(rules, n, "/dev/shm")->access, TETHER_ACCESS_READ, "the policy decides");
+	cr_expect_eq(find(rules, n, "/dev/mqueue")->access,
+		     TETHER_ACCESS_READ | TETHER_ACCESS_WRITE, "not the protected rule");
+	run_rules_free(rules, n);
+	tp_policy_free(p);
+}
