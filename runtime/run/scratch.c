@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -180,9 +181,19 @@ static void __attribute__((noreturn)) helper(const struct run *run, int pidfd, i
 		rep.step = STEP_PROPAGATION;
 		goto fail;
 	}
-	/* before the trees are covered: these name the host's objects */
+	/*
+	 * Before the trees are covered: these name the host's objects.  The
+	 * paths were resolved and checked (no symlink: realpath, and the
+	 * workspace's check_workspace); RESOLVE_NO_SYMLINKS keeps a link
+	 * planted since from redirecting the mount.
+	 */
 	for (size_t i = 0; i < run->bind_count; i++) {
-		fds[i] = open(run->binds[i].path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+		struct open_how how = {
+			.flags = O_PATH | O_CLOEXEC,
+			.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+		};
+
+		fds[i] = (int)syscall(SYS_openat2, AT_FDCWD, run->binds[i].path, &how, sizeof(how));
 		if (fds[i] < 0) {
 			rep.step = STEP_OPEN;
 			snprintf(rep.path, sizeof(rep.path), "%s", run->binds[i].path);
