@@ -4,12 +4,15 @@
 // execute, reach and consume, what it leaves behind, and what this version
 // does not enforce.  For example:
 //
-//   mode: audit: nothing a path rule denies is denied, only recorded
+//   mode: audit: the reads and execs a path rule would deny are allowed and recorded
+//     (decision would_deny); writes and unix connections outside the rules, the
+//     protected paths, the network and what no rule can grant stay denied
 //   runs as: uid 65534 (nobody), gid 65534, no supplementary groups, no capabilities
 //   environment: PATH, LANG, LANGUAGE, LC_*, TERM, TZ and CI when the controller ...
 //   may read:
 //     /**, except /ws/keys/**
 //     never the built-in protected paths (/etc/shadow, /root, /home, ...) unless named
+//     audit mode: what these rules deny is read too, and recorded (would_deny)
 //   may write:
 //     /tmp/run/**
 //     /ws/src/**, except /ws/src/vendor/**
@@ -32,8 +35,9 @@
 //   not enforced by this version (acknowledged):
 //     resources.cpu: cgroup v2 cpu.max is not set by this version
 //
-// The first line appears only in audit mode (which relaxes path rules only:
-// the network stays confined).
+// The first line, and the "audit mode:" lines under "may read" and "may
+// execute", appear only in audit mode, which relaxes the read and exec
+// decisions of path rules and nothing else (docs/envelope.md, sandbox.mode).
 //
 // Destinations are written as the envelope writes them (no port: any port).
 // Hostnames are reached through the run's DNS proxy: the "names" line says
@@ -148,6 +152,13 @@ static int write_paths(FILE *out, const struct tp_policy *policy, const struct t
 	if (bit == TETHER_ACCESS_READ)
 		fputs("  never the built-in protected paths (/etc/shadow, /root, /home, ...) unless "
 		      "named\n", out);
+	/* Audit mode turns these two rights' denials into records, not the others'. */
+	if (policy->mode == TP_MODE_AUDIT && bit == TETHER_ACCESS_READ)
+		fputs("  audit mode: what these rules deny is read too, and recorded (would_deny)\n",
+		      out);
+	if (policy->mode == TP_MODE_AUDIT && bit == TETHER_ACCESS_EXEC)
+		fputs("  audit mode: what these rules deny is executed too, and recorded "
+		      "(would_deny)\n", out);
 	return 0;
 }
 
@@ -368,8 +379,12 @@ int tp_explain_write(const struct tp_policy *policy, FILE *out)
 	if (!policy || !out)
 		return -EINVAL;
 
+	/* What audit mode relaxes, and what it does not: the envelope's author must know both. */
 	if (policy->mode == TP_MODE_AUDIT)
-		fputs("mode: audit: nothing a path rule denies is denied, only recorded\n", out);
+		fputs("mode: audit: the reads and execs a path rule would deny are allowed and "
+		      "recorded (decision would_deny); writes and unix connections outside the "
+		      "rules, the protected paths, the network and what no rule can grant stay "
+		      "denied\n", out);
 	write_identity(out, policy);
 	write_environment(out, policy);
 	r = write_filesystem(out, policy);
