@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,11 +12,13 @@
 #include "loader/loader.h"
 #include "runtime/cgroup.h"
 #include "runtime/doctor.h"
+#include "runtime/json.h"
 
 #define BPF_FS_MAGIC 0xcafe4a11
 #define PROC_CGROUP_INIT_INO 0xEFFFFFFBu	/* include/linux/proc_ns.h */
 
 static const char *const check_names[DOCTOR_NCHECKS] = {
+	[DOCTOR_ROOT] = "root directory",
 	[DOCTOR_LSM] = "BPF LSM active",
 	[DOCTOR_BTF] = "kernel BTF",
 	[DOCTOR_CGROUP2] = "cgroup2 hierarchy",
@@ -35,6 +38,122 @@ static void set(struct doctor_check *c, bool ok, const char *fix, const char *fm
 	vsnprintf(c->detail, sizeof(c->detail), fmt, ap);
 	va_end(ap);
 	snprintf(c->fix, sizeof(c->fix), "%s", fix ? fix : "");
+}
+
+/* What --json calls each check: stable identifiers, documented in docs/envelope.md. */
+static const char *const check_ids[DOCTOR_NCHECKS] = {
+	[DOCTOR_ROOT] = "root",
+	[DOCTOR_LSM] = "bpf_lsm",
+	[DOCTOR_BTF] = "btf",
+	[DOCTOR_CGROUP2] = "cgroup2",
+	[DOCTOR_BPFFS] = "bpffs",
+	[DOCTOR_LSM_LOAD] = "bpf_lsm_load",
+};
+
+bool doctor_root_is_mount_root(FILE *mountinfo, uint64_t mnt_id)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+
+	while (!found && getline(&line, &cap, mountinfo) > 0) {
+		/* id parent major:minor root mount_point options [optional...] - fstype ... */
+		char *fields[5], *save = NULL, *tok, *end;
+		unsigned long long id;
+		int n = 0;
+
+		for (tok = strtok_r(line, " ", &save); tok && n < 5; tok = strtok_r(NULL, " ", &save))
+			fields[n++] = tok;
+		if (n < 5)
+			continue;
+		errno = 0;
+		id = strtoull(fields[0], &end, 10);
+		if (errno || *end)
+			continue;
+		found = (mnt_id == 0 || id == mnt_id) && strcmp(fields[4], "/") == 0;
+	}
+	free(line);
+	return found;
+}
+
+/* The mount id of `path` (statx, Linux 5.8+); 0 when the kernel does not say. */
+static uint64_t mount_id_of(const char *path, struct statx *stx)
+{
+	if (statx(AT_FDCWD, path, 0, STATX_INO | STATX_MNT_ID, stx) < 0)
+		return 0;
+	return (stx->stx_mask & STATX_MNT_ID) ? stx->stx_mnt_id : 0;
+}
+
+/* Whether two ns links (/proc/PID/ns/mnt) name the same namespace; -errno when unreadable. */
+static int same_mount_ns(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
+		return -errno;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/*
+ * The BPF path walk (bpf/lib/path.h) names a file from the root of the
+ * caller's mount namespace, and the controller resolves the policy's paths
+ * from its own root directory.  In a chroot the two differ: every name the
+ * kernel builds has the chroot's own path in front, no rule matches, and the
+ * run could not even execute its command.  So "/" must be the namespace's
+ * root.  Two checks, the second where it can be made:
+ *   - "/" is the root of a mount (/proc/self/mountinfo lists the mount
+ *     statx() names for "/" with mount point "/"): false in a chroot into a
+ *     directory, the usual kind;
+ *   - when pid 1 shares our mount namespace and its root can be read
+ *     (it cannot without CAP_SYS_PTRACE over pid 1), "/" is pid 1's root: a
+ *     chroot into a mount point passes the first check but not this one.
+ * A container is not a chroot: pivot_root(2) makes its root the root of its
+ * own mount namespace, and both checks pass there.
+ */
+static void check_root(struct doctor_check *c)
+{
+	static const char fix[] =
+		"run tether outside the chroot; to give runs a tree of their own, make it the "
+		"root of a mount namespace (unshare -m, then pivot_root, as container runtimes "
+		"do) instead of chroot";
+	struct statx root, init_root;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	uint64_t mnt_id = mount_id_of("/", &root);
+	bool listed;
+	int same_ns;
+
+	if (!f) {
+		set(c, false, "mount procfs at /proc (mount -t proc proc /proc); in a chroot, run "
+			      "tether outside it",
+		    "cannot read /proc/self/mountinfo to tell whether / is the root of the mount "
+		    "namespace or a chroot: %s", strerror(errno));
+		return;
+	}
+	listed = doctor_root_is_mount_root(f, mnt_id);
+	fclose(f);
+	if (!listed) {
+		set(c, false, fix,
+		    "/ is not the root of this process's mount namespace (/proc/self/mountinfo does "
+		    "not list its mount as /): tether is in a chroot, and the kernel names files "
+		    "from the namespace's root, so no path rule would match and a run could not "
+		    "even execute its command");
+		return;
+	}
+	same_ns = same_mount_ns("/proc/self/ns/mnt", "/proc/1/ns/mnt");
+	if (same_ns == 1 && mount_id_of("/proc/1/root", &init_root) &&
+	    (init_root.stx_mnt_id != root.stx_mnt_id || init_root.stx_ino != root.stx_ino ||
+	     init_root.stx_dev_major != root.stx_dev_major ||
+	     init_root.stx_dev_minor != root.stx_dev_minor)) {
+		set(c, false, fix,
+		    "/ is not the root of this process's mount namespace (pid 1, in the same "
+		    "namespace, has another root): tether is in a chroot, and the kernel names "
+		    "files from the namespace's root, so no path rule would match and a run "
+		    "could not even execute its command");
+		return;
+	}
+	set(c, true, NULL, "/ is the root of the mount namespace%s",
+	    same_ns == 1 ? " (as pid 1's)" : same_ns == 0 ? " (pid 1 is in another namespace)"
+							  : "");
 }
 
 static void check_lsm(struct doctor_check *c)
@@ -150,6 +269,7 @@ static void check_load(struct doctor_check *c)
 void doctor_run(struct doctor_report *rep, bool try_load)
 {
 	memset(rep, 0, sizeof(*rep));
+	check_root(&rep->checks[DOCTOR_ROOT]);
 	check_lsm(&rep->checks[DOCTOR_LSM]);
 	check_btf(&rep->checks[DOCTOR_BTF]);
 	check_cgroup2(&rep->checks[DOCTOR_CGROUP2], rep->cgroup2_mount, sizeof(rep->cgroup2_mount));
@@ -183,4 +303,26 @@ void doctor_print(const struct doctor_report *rep, FILE *out)
 	}
 	fprintf(out, "%s\n", doctor_ok(rep) ? "tether can confine runs on this host"
 					     : "tether cannot confine runs on this host");
+}
+
+int doctor_json(const struct doctor_report *rep, struct strbuf *sb)
+{
+	size_t n = 0;
+	int r = sb_printf(sb, "{\"ok\":%s,\"checks\":[", doctor_ok(rep) ? "true" : "false");
+
+	for (int i = 0; i < DOCTOR_NCHECKS && !r; i++) {
+		const struct doctor_check *c = &rep->checks[i];
+
+		if (c->skipped)
+			continue;
+		r |= sb_printf(sb, "%s{\"name\":\"%s\",\"ok\":%s,\"detail\":", n++ ? "," : "",
+			       check_ids[i], c->ok ? "true" : "false");
+		r |= sb_json_string(sb, c->detail, sizeof(c->detail));
+		r |= sb_printf(sb, ",\"fix\":");
+		r |= !c->ok && c->fix[0] ? sb_json_string(sb, c->fix, sizeof(c->fix))
+					 : sb_printf(sb, "null");
+		r |= sb_printf(sb, "}");
+	}
+	r |= sb_printf(sb, "]}");
+	return r ? -ENOMEM : 0;
 }

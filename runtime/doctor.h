@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Host support checks, probed in order (LSM list -> BTF -> cgroup2 -> bpffs ->
- * a real load and attach of the BPF-LSM programs).  `tether doctor` prints
- * them; `tether run` refuses, with the same text, when any fails.
+ * Host support checks, probed in order (the root directory -> LSM list ->
+ * BTF -> cgroup2 -> bpffs -> a real load and attach of the BPF-LSM
+ * programs).  `tether doctor` prints them; `tether run` refuses, with the
+ * same text, when any fails.
  */
 #ifndef TETHER_RUNTIME_DOCTOR_H
 #define TETHER_RUNTIME_DOCTOR_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
+struct strbuf;
+
 enum doctor_check_id {
+	DOCTOR_ROOT,		/* "/" is the root of the mount namespace: not a chroot */
 	DOCTOR_LSM,		/* "bpf" in /sys/kernel/security/lsm */
 	DOCTOR_BTF,		/* /sys/kernel/btf/vmlinux */
 	DOCTOR_CGROUP2,		/* a cgroup2 hierarchy mounted at its root */
@@ -35,5 +40,21 @@ struct doctor_report {
 void doctor_run(struct doctor_report *rep, bool try_load);
 bool doctor_ok(const struct doctor_report *rep);
 void doctor_print(const struct doctor_report *rep, FILE *out);
+/*
+ * {"ok":BOOL,"checks":[{"name":..,"ok":..,"detail":..,"fix":..|null},...]}
+ * (docs/envelope.md): `name` is a stable identifier (root, bpf_lsm, btf,
+ * cgroup2, bpffs, bpf_lsm_load), skipped checks are left out.  0 or -ENOMEM.
+ */
+int doctor_json(const struct doctor_report *rep, struct strbuf *sb);
+
+/*
+ * Whether `mountinfo` (the text of /proc/self/mountinfo) lists the mount
+ * `mnt_id` (0: any mount) with mount point "/".  The kernel lists a mount
+ * only when its root is reachable from the reader's root, and a mount's
+ * root is the reader's "/" only when the reader's root directory is that
+ * mount's root: in a chroot into a directory the mount holding it is not
+ * listed at all.
+ */
+bool doctor_root_is_mount_root(FILE *mountinfo, uint64_t mnt_id);
 
 #endif
