@@ -607,8 +607,9 @@ static int report_utf8_error(struct builder *b, const yaml_parser_t *parser)
 	static const char utf8_tail[] = ": an envelope is UTF-8 text; save the file as UTF-8";
 	const unsigned char *s = (const unsigned char *)b->data;
 	const char *problem = parser->problem;
-	bool trailing = strcmp(problem, "invalid trailing UTF-8 octet") == 0;
 	size_t at = parser->problem_offset < b->len ? parser->problem_offset : b->len;
+	/* the text need not end in a NUL: never read s[b->len] */
+	bool trailing = strcmp(problem, "invalid trailing UTF-8 octet") == 0 && at < b->len;
 	size_t start = at, end;
 	unsigned int line, column;
 	char bytes[4 * 5 + 1] = "";
