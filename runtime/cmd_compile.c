@@ -25,7 +25,7 @@ static const char compile_usage[] =
 	"same bytes.  OUTPUT is written whole or not at all (a new file renamed\n"
 	"over it), so it must be a regular file or not exist: a device, a FIFO or a\n"
 	"directory there is refused.  -o - writes the policy to standard output and\n"
-	"the digest to standard error.\n"
+	"the digest to standard error.  ENVELOPE - is standard input.\n"
 	"Exits 0 on success, 1 when the envelope is invalid or OUTPUT is not\n"
 	"written, 2 on a usage error.\n";
 
