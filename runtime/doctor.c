@@ -50,65 +50,66 @@ static const char *const check_ids[DOCTOR_NCHECKS] = {
 	[DOCTOR_LSM_LOAD] = "bpf_lsm_load",
 };
 
-bool doctor_root_is_mount_root(FILE *mountinfo, uint64_t mnt_id)
+int doctor_mount_point(FILE *mountinfo, uint64_t mnt_id, char *point, size_t size)
 {
 	char *line = NULL;
 	size_t cap = 0;
-	bool found = false;
+	int r = -ENOENT;
 
-	while (!found && getline(&line, &cap, mountinfo) > 0) {
+	while (r == -ENOENT && getline(&line, &cap, mountinfo) > 0) {
 		/* id parent major:minor root mount_point options [optional...] - fstype ... */
 		char *fields[5], *save = NULL, *tok, *end;
 		unsigned long long id;
 		int n = 0;
 
-		for (tok = strtok_r(line, " ", &save); tok && n < 5; tok = strtok_r(NULL, " ", &save))
+		for (tok = strtok_r(line, " \n", &save); tok && n < 5;
+		     tok = strtok_r(NULL, " \n", &save))
 			fields[n++] = tok;
 		if (n < 5)
 			continue;
 		errno = 0;
 		id = strtoull(fields[0], &end, 10);
-		if (errno || *end)
+		if (errno || *end || (mnt_id ? id != mnt_id : strcmp(fields[4], "/") != 0))
 			continue;
-		found = (mnt_id == 0 || id == mnt_id) && strcmp(fields[4], "/") == 0;
+		/* Shown in messages: the kernel escapes blanks and '\\' only. */
+		for (char *c = fields[4]; *c; c++)
+			if ((unsigned char)*c < 0x20 || (unsigned char)*c == 0x7f)
+				*c = '?';
+		snprintf(point, size, "%s", fields[4]);
+		r = 0;
 	}
 	free(line);
-	return found;
+	return r;
 }
 
 /* The mount id of `path` (statx, Linux 5.8+); 0 when the kernel does not say. */
-static uint64_t mount_id_of(const char *path, struct statx *stx)
+static uint64_t mount_id_of(const char *path)
 {
-	if (statx(AT_FDCWD, path, 0, STATX_INO | STATX_MNT_ID, stx) < 0)
+	struct statx stx;
+
+	if (statx(AT_FDCWD, path, 0, STATX_MNT_ID, &stx) < 0)
 		return 0;
-	return (stx->stx_mask & STATX_MNT_ID) ? stx->stx_mnt_id : 0;
-}
-
-/* Whether two ns links (/proc/PID/ns/mnt) name the same namespace; -errno when unreadable. */
-static int same_mount_ns(const char *a, const char *b)
-{
-	struct stat sa, sb;
-
-	if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
-		return -errno;
-	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	return (stx.stx_mask & STATX_MNT_ID) ? stx.stx_mnt_id : 0;
 }
 
 /*
  * The BPF path walk (bpf/lib/path.h) names a file from the root of the
  * caller's mount namespace, and the controller resolves the policy's paths
  * from its own root directory.  In a chroot the two differ: every name the
- * kernel builds has the chroot's own path in front, no rule matches, and the
- * run could not even execute its command.  So "/" must be the namespace's
- * root.  Two checks, the second where it can be made:
- *   - "/" is the root of a mount (/proc/self/mountinfo lists the mount
- *     statx() names for "/" with mount point "/"): false in a chroot into a
- *     directory, the usual kind;
- *   - when pid 1 shares our mount namespace and its root can be read
- *     (it cannot without CAP_SYS_PTRACE over pid 1), "/" is pid 1's root: a
- *     chroot into a mount point passes the first check but not this one.
- * A container is not a chroot: pivot_root(2) makes its root the root of its
- * own mount namespace, and both checks pass there.
+ * kernel builds has the chroot's own path in front, no rule matches, and
+ * the run could not even execute its command.  So "/" must be the
+ * namespace's "/", which /proc/PID/mountinfo tells, since it shows mount
+ * points as seen from PID's root, and lists only the mounts whose root is
+ * reachable from there:
+ *   - our own: the mount statx() names for "/" must be listed, at "/".  In
+ *     a chroot into a directory, the usual kind, it is not listed at all;
+ *   - pid 1's, where it lists that mount (mount ids are unique across
+ *     namespaces, so then pid 1 shares our namespace, and its root is the
+ *     namespace's): it must be at "/" there too.  A chroot onto a mount
+ *     point (schroot binds the tree on one) shows there where it is.
+ * A container is not a chroot: pivot_root(2) makes its root the root of
+ * its own namespace, and a root mounted over "/" (switch_root) is "/" to
+ * the walk as well; both checks pass there.
  */
 static void check_root(struct doctor_check *c)
 {
@@ -116,11 +117,10 @@ static void check_root(struct doctor_check *c)
 		"run tether outside the chroot; to give runs a tree of their own, make it the "
 		"root of a mount namespace (unshare -m, then pivot_root, as container runtimes "
 		"do) instead of chroot";
-	struct statx root, init_root;
+	uint64_t mnt_id = mount_id_of("/");
+	char point[512];
 	FILE *f = fopen("/proc/self/mountinfo", "re");
-	uint64_t mnt_id = mount_id_of("/", &root);
-	bool listed;
-	int same_ns;
+	int r;
 
 	if (!f) {
 		set(c, false, "mount procfs at /proc (mount -t proc proc /proc); in a chroot, run "
@@ -129,9 +129,9 @@ static void check_root(struct doctor_check *c)
 		    "namespace or a chroot: %s", strerror(errno));
 		return;
 	}
-	listed = doctor_root_is_mount_root(f, mnt_id);
+	r = doctor_mount_point(f, mnt_id, point, sizeof(point));
 	fclose(f);
-	if (!listed) {
+	if (r < 0 || strcmp(point, "/") != 0) {
 		set(c, false, fix,
 		    "/ is not the root of this process's mount namespace (/proc/self/mountinfo does "
 		    "not list its mount as /): tether is in a chroot, and the kernel names files "
@@ -139,21 +139,20 @@ static void check_root(struct doctor_check *c)
 		    "even execute its command");
 		return;
 	}
-	same_ns = same_mount_ns("/proc/self/ns/mnt", "/proc/1/ns/mnt");
-	if (same_ns == 1 && mount_id_of("/proc/1/root", &init_root) &&
-	    (init_root.stx_mnt_id != root.stx_mnt_id || init_root.stx_ino != root.stx_ino ||
-	     init_root.stx_dev_major != root.stx_dev_major ||
-	     init_root.stx_dev_minor != root.stx_dev_minor)) {
+	f = mnt_id ? fopen("/proc/1/mountinfo", "re") : NULL;
+	r = f ? doctor_mount_point(f, mnt_id, point, sizeof(point)) : -ENOENT;
+	if (f)
+		fclose(f);
+	if (r == 0 && strcmp(point, "/") != 0) {
 		set(c, false, fix,
-		    "/ is not the root of this process's mount namespace (pid 1, in the same "
-		    "namespace, has another root): tether is in a chroot, and the kernel names "
-		    "files from the namespace's root, so no path rule would match and a run "
-		    "could not even execute its command");
+		    "/ is not the root of this process's mount namespace (its mount is at %s in "
+		    "/proc/1/mountinfo): tether is in a chroot, and the kernel names files from "
+		    "the namespace's root, so no path rule would match and a run could not even "
+		    "execute its command", point);
 		return;
 	}
 	set(c, true, NULL, "/ is the root of the mount namespace%s",
-	    same_ns == 1 ? " (as pid 1's)" : same_ns == 0 ? " (pid 1 is in another namespace)"
-							  : "");
+	    r == 0 ? " (as pid 1 sees it too)" : "");
 }
 
 static void check_lsm(struct doctor_check *c)

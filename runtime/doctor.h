@@ -9,6 +9,7 @@
 #define TETHER_RUNTIME_DOCTOR_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -48,13 +49,13 @@ void doctor_print(const struct doctor_report *rep, FILE *out);
 int doctor_json(const struct doctor_report *rep, struct strbuf *sb);
 
 /*
- * Whether `mountinfo` (the text of /proc/self/mountinfo) lists the mount
- * `mnt_id` (0: any mount) with mount point "/".  The kernel lists a mount
- * only when its root is reachable from the reader's root, and a mount's
- * root is the reader's "/" only when the reader's root directory is that
- * mount's root: in a chroot into a directory the mount holding it is not
- * listed at all.
+ * The mount point of the mount `mnt_id` in `mountinfo` (the text of
+ * /proc/PID/mountinfo), or with `mnt_id` 0 "/" if any mount is there;
+ * control characters become '?'.  0, or -ENOENT when it is not listed.
+ * The kernel lists a mount only when its root is reachable from PID's
+ * root, and shows where it is as seen from there: in a chroot into a
+ * directory, the mount holding the chroot's root is not listed at all.
  */
-bool doctor_root_is_mount_root(FILE *mountinfo, uint64_t mnt_id);
+int doctor_mount_point(FILE *mountinfo, uint64_t mnt_id, char *point, size_t size);
 
 #endif

@@ -45,24 +45,26 @@ Test(doctor, doctor_json_names_every_check_and_leaves_out_skipped_ones)
 			 "{\"name\":\"bpffs\",\"ok\":true,\"detail\":\"d4\",\"fix\":null}]}");
 }
 
-static bool mount_root(const char *mountinfo, uint64_t mnt_id)
+/* The mount point mountinfo gives mount `mnt_id`, "" when it lists none. */
+static const char *mount_point(const char *mountinfo, uint64_t mnt_id)
 {
+	static char point[64];
 	FILE *f = fmemopen((void *)mountinfo, strlen(mountinfo), "r");
-	bool yes;
 
 	cr_assert_not_null(f);
-	yes = doctor_root_is_mount_root(f, mnt_id);
+	if (doctor_mount_point(f, mnt_id, point, sizeof(point)) < 0)
+		point[0] = '\0';
 	fclose(f);
-	return yes;
+	return point;
 }
 
 /*
- * /proc/self/mountinfo as the kernel shows it: outside a chroot the root's
+ * /proc/PID/mountinfo as the kernel shows it.  Outside a chroot the root's
  * mount is listed at "/"; in a chroot into a directory it is not listed at
  * all (its root is above the reader's); in a chroot onto a mount point it
- * is, and only pid 1's root can tell (not tested here).
+ * is listed at "/" in our own and where it is in pid 1's.
  */
-Test(doctor, root_is_a_mount_root_only_when_mountinfo_lists_its_mount_at_slash)
+Test(doctor, mountinfo_tells_where_the_root_mount_is)
 {
 	static const char host[] =
 		"22 27 0:21 / /proc rw,relatime - proc proc rw\n"
@@ -72,17 +74,27 @@ Test(doctor, root_is_a_mount_root_only_when_mountinfo_lists_its_mount_at_slash)
 	static const char container[] =
 		"612 590 0:52 /var/lib/machines/x / rw - ext4 /dev/vda rw\n"
 		"613 612 0:53 / /proc rw - proc proc rw\n";
+	static const char pid1_of_a_bound_chroot[] =
+		"27 1 254:0 / / rw - ext4 /dev/vda rw\n"
+		"88 27 254:0 /srv/c /srv/c rw - ext4 /dev/vda rw\n"
+		"89 88 0:44 / /srv/c/my\\040dir\x1b[2J rw - tmpfs tmpfs rw\n";
 	static const char lookalike[] =
 		"27 1 254:0 / /x rw - ext4 /dev/vda rw\n"
-		"28 1 254:0 /  rw - ext4 /dev/vda rw\n"
+		"28 1 254:0 /\n"
 		"garbage\n";
 
-	cr_expect(mount_root(host, 27));
-	cr_expect(mount_root(host, 0), "without a mount id: any mount at /");
-	cr_expect(!mount_root(host, 22), "the mount of /proc is not the root's");
-	cr_expect(!mount_root(chroot_dir, 27));
-	cr_expect(!mount_root(chroot_dir, 0));
-	cr_expect(mount_root(container, 612), "a root below its file system's root is fine");
-	cr_expect(!mount_root(lookalike, 27), "'/x' is not '/'");
-	cr_expect(!mount_root("", 0));
+	cr_expect_str_eq(mount_point(host, 27), "/");
+	cr_expect_str_eq(mount_point(host, 0), "/", "without a mount id: any mount at /");
+	cr_expect_str_eq(mount_point(host, 22), "/proc");
+	cr_expect_str_eq(mount_point(chroot_dir, 27), "");
+	cr_expect_str_eq(mount_point(chroot_dir, 0), "");
+	cr_expect_str_eq(mount_point(container, 612), "/",
+			 "a root below its file system's root is fine");
+	cr_expect_str_eq(mount_point(pid1_of_a_bound_chroot, 88), "/srv/c");
+	cr_expect_str_eq(mount_point(pid1_of_a_bound_chroot, 89), "/srv/c/my\\040dir?[2J",
+			 "control characters are not passed on");
+	cr_expect_str_eq(mount_point(lookalike, 27), "/x");
+	cr_expect_str_eq(mount_point(lookalike, 28), "", "a line without five fields is not one");
+	cr_expect_str_eq(mount_point(lookalike, 0), "");
+	cr_expect_str_eq(mount_point("", 0), "");
 }
