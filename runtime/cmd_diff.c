@@ -46,10 +46,10 @@ static int diff_json(const char *old_path, const char *new_path)
 		r = tp_diff_changes(old_policy, new_policy, &changes, &count, &widened);
 	s = sb_printf(&sb, "{\"old\":{");
 	s = s ?: json_input_members(&sb, policy_input_name(old_path), old_policy, &old_diags,
-				    r_old);
+				    r_old, NULL);
 	s = s ?: sb_printf(&sb, "},\"new\":{");
 	s = s ?: json_input_members(&sb, policy_input_name(new_path), new_policy, &new_diags,
-				    r_new);
+				    r_new, NULL);
 	s = s ?: sb_printf(&sb, "},\"widened\":%s,\"changes\":",
 			   r < 0 ? "null" : widened ? "true" : "false");
 	s = s ?: json_changes(&sb, changes, count);

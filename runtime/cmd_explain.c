@@ -35,7 +35,7 @@ static int explain_json(const char *path)
 
 	r = policy_load_diags(path, &policy, &diags);
 	s = sb_printf(&sb, "{");
-	s = s ?: json_input_members(&sb, policy_input_name(path), policy, &diags, r);
+	s = s ?: json_input_members(&sb, policy_input_name(path), policy, &diags, r, NULL);
 	s = s ?: sb_printf(&sb, ",\"explain\":");
 	s = s ?: (policy ? json_explain(&sb, policy) : sb_printf(&sb, "null"));
 	s = s ?: sb_printf(&sb, "}\n");

@@ -57,7 +57,7 @@ int json_diags(struct strbuf *sb, const struct tp_diags *diags)
 }
 
 int json_input_members(struct strbuf *sb, const char *name, const struct tp_policy *policy,
-		       const struct tp_diags *diags, int error)
+		       const struct tp_diags *diags, int error, const struct tp_diags *warnings)
 {
 	char digest_text[TP_DIGEST_TEXT_MAX];
 	uint8_t digest[32];
@@ -85,8 +85,8 @@ int json_input_members(struct strbuf *sb, const char *name, const struct tp_poli
 	} else {
 		r |= json_diags(sb, policy ? NULL : diags);
 	}
-	/* policyc has no warnings yet: the member is there for programs to rely on. */
-	r |= sb_printf(sb, ",\"warnings\":[]");
+	r |= sb_printf(sb, ",\"warnings\":");
+	r |= json_diags(sb, warnings);
 	return r ? -ENOMEM : 0;
 }
 

@@ -24,12 +24,13 @@ int json_diags(struct strbuf *sb, const struct tp_diags *diags);
 
 /*
  * The members every input is described by, without the braces:
- * "file":NAME,"ok":BOOL,"digest":"sha256:..."|null,"errors":[...],"warnings":[]
+ * "file":NAME,"ok":BOOL,"digest":"sha256:..."|null,"errors":[...],"warnings":[...]
  * `policy` is NULL when the input is invalid; `diags` holds its errors (when
- * it has none, a bare `error` is made into one, as on the terminal).
+ * it has none, a bare `error` is made into one, as on the terminal);
+ * `warnings` (NULL: none) what is valid but worth a look.
  */
 int json_input_members(struct strbuf *sb, const char *name, const struct tp_policy *policy,
-		       const struct tp_diags *diags, int error);
+		       const struct tp_diags *diags, int error, const struct tp_diags *warnings);
 
 /* The facts of tp_explain_write() as an object (docs/envelope.md). */
 int json_explain(struct strbuf *sb, const struct tp_policy *policy);

@@ -190,7 +190,7 @@ Test(policy_json, input_members_of_a_valid_and_an_invalid_input)
 
 	cr_assert_eq(tp_policy_digest(policy, raw), 0);
 	tp_digest_text(raw, digest);
-	cr_assert_eq(json_input_members(&sb, "t.yaml", policy, &diags, 0), 0);
+	cr_assert_eq(json_input_members(&sb, "t.yaml", policy, &diags, 0, NULL), 0);
 	snprintf(expected, sizeof(expected),
 		 "\"file\":\"t.yaml\",\"ok\":true,\"digest\":\"%s\",\"errors\":[],\"warnings\":[]",
 		 digest);
@@ -202,7 +202,7 @@ Test(policy_json, input_members_of_a_valid_and_an_invalid_input)
 	policy = NULL;
 	r = tp_policy_load("<stdin>", "sandbox:\n  \"a\\\"b\": 1\n", 19, &policy, &diags);
 	cr_assert_lt(r, 0);
-	cr_assert_eq(json_input_members(&sb, "<stdin>", NULL, &diags, r), 0);
+	cr_assert_eq(json_input_members(&sb, "<stdin>", NULL, &diags, r, NULL), 0);
 	cr_expect_str_eq(sb.data,
 			 "\"file\":\"<stdin>\",\"ok\":false,\"digest\":null,\"errors\":["
 			 "{\"file\":\"<stdin>\",\"line\":1,\"column\":1,\"message\":\"missing "
@@ -217,7 +217,7 @@ Test(policy_json, input_members_of_a_valid_and_an_invalid_input)
 
 	/* a problem with the file as a whole: line and column 0 */
 	cr_assert_eq(tp_policy_load_file("/nonexistent/e.yaml", &policy, &diags), -ENOENT);
-	cr_assert_eq(json_input_members(&sb, "/nonexistent/e.yaml", NULL, &diags, -ENOENT), 0);
+	cr_assert_eq(json_input_members(&sb, "/nonexistent/e.yaml", NULL, &diags, -ENOENT, NULL), 0);
 	cr_expect_str_eq(sb.data,
 			 "\"file\":\"/nonexistent/e.yaml\",\"ok\":false,\"digest\":null,\"errors\":["
 			 "{\"file\":\"/nonexistent/e.yaml\",\"line\":0,\"column\":0,\"message\":"
@@ -225,8 +225,18 @@ Test(policy_json, input_members_of_a_valid_and_an_invalid_input)
 	sb_free(&sb);
 	tp_diags_free(&diags);
 
+	/* warnings, when a caller has them, in the errors' form */
+	policy = compile_text(text);
+	cr_assert_eq(tp_diags_add(&diags, "t.yaml", 4, 7, "worth a look"), 0);
+	cr_assert_eq(json_input_members(&sb, "t.yaml", policy, NULL, 0, &diags), 0);
+	cr_expect(strstr(sb.data, ",\"errors\":[],\"warnings\":[{\"file\":\"t.yaml\",\"line\":4,"
+			  "\"column\":7,\"message\":\"worth a look\"}]") != NULL, "%s", sb.data);
+	tp_policy_free(policy);
+	sb_free(&sb);
+	tp_diags_free(&diags);
+
 	/* no diagnostic at all: the bare error, as on the terminal */
-	cr_assert_eq(json_input_members(&sb, "x", NULL, &diags, -ENOMEM), 0);
+	cr_assert_eq(json_input_members(&sb, "x", NULL, &diags, -ENOMEM, NULL), 0);
 	cr_expect_str_eq(sb.data,
 			 "\"file\":\"x\",\"ok\":false,\"digest\":null,\"errors\":[{\"file\":\"x\","
 			 "\"line\":0,\"column\":0,\"message\":\"Cannot allocate memory\"}],"
