@@ -539,11 +539,46 @@ int tp_compile_file(const char *path, struct tp_policy **out, struct tp_diags *d
 	return r;
 }
 
-int tp_policy_load_file(const char *path, struct tp_policy **out, struct tp_diags *diags)
+int tp_policy_load(const char *name, const char *data, size_t len, struct tp_policy **out,
+		   struct tp_diags *diags)
 {
 	_cleanup_(tp_policy_freep) struct tp_policy *policy = NULL;
-	_cleanup_free_ char *data = NULL;
 	char why[512] = "";
+	int r;
+
+	if (!name || (!data && len) || !out || !diags)
+		return -EINVAL;
+	if (len < 4 || memcmp(data, TP_FORMAT_MAGIC, 4) != 0) {
+		struct tp_envelope *env = NULL;
+
+		if (len > TP_ENVELOPE_MAX_BYTES) {
+			r = tp_diags_add(diags, name, 0, 0, "the envelope is %zu bytes, over the "
+					 "limit of %u bytes", len, TP_ENVELOPE_MAX_BYTES);
+			return r < 0 ? r : -EFBIG;
+		}
+		r = tp_envelope_parse(name, data, len, &env, diags);
+		if (r < 0)
+			return r;
+		r = tp_policy_compile(name, env, out, diags);
+		tp_envelope_free(env);
+		return r;
+	}
+	r = tp_policy_decode((const uint8_t *)data, len, &policy, why, sizeof(why));
+	if (r == 0)
+		r = tp_policy_validate(policy, why, sizeof(why));
+	if (r == -EINVAL) {
+		r = tp_diags_add(diags, name, 0, 0, "not a valid compiled policy: %s", why);
+		return r < 0 ? r : -EINVAL;
+	}
+	if (r < 0)
+		return r;
+	*out = TAKE_PTR(policy);
+	return 0;
+}
+
+int tp_policy_load_file(const char *path, struct tp_policy **out, struct tp_diags *diags)
+{
+	_cleanup_free_ char *data = NULL;
 	size_t len = 0;
 	int r;
 
@@ -552,30 +587,5 @@ int tp_policy_load_file(const char *path, struct tp_policy **out, struct tp_diag
 	r = tp_file_read(path, TP_POLICY_MAX_BYTES, &data, &len, diags);
 	if (r < 0)
 		return r;
-	if (len < 4 || memcmp(data, TP_FORMAT_MAGIC, 4) != 0) {
-		struct tp_envelope *env = NULL;
-
-		if (len > TP_ENVELOPE_MAX_BYTES) {
-			r = tp_diags_add(diags, path, 0, 0, "the envelope is %zu bytes, over the "
-					 "limit of %u bytes", len, TP_ENVELOPE_MAX_BYTES);
-			return r < 0 ? r : -EFBIG;
-		}
-		r = tp_envelope_parse(path, data, len, &env, diags);
-		if (r < 0)
-			return r;
-		r = tp_policy_compile(path, env, out, diags);
-		tp_envelope_free(env);
-		return r;
-	}
-	r = tp_policy_decode((const uint8_t *)data, len, &policy, why, sizeof(why));
-	if (r == 0)
-		r = tp_policy_validate(policy, why, sizeof(why));
-	if (r == -EINVAL) {
-		r = tp_diags_add(diags, path, 0, 0, "not a valid compiled policy: %s", why);
-		return r < 0 ? r : -EINVAL;
-	}
-	if (r < 0)
-		return r;
-	*out = TAKE_PTR(policy);
-	return 0;
+	return tp_policy_load(path, data, len, out, diags);
 }

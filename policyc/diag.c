@@ -186,6 +186,21 @@ static unsigned int saturate_uint(size_t value)
 	return value > UINT_MAX ? UINT_MAX : (unsigned int)value;
 }
 
+/* Length of the line break at s[i] (0: none), looking no further than s[end - 1]. */
+static size_t line_break_len(const unsigned char *s, size_t i, size_t end)
+{
+	if (s[i] == '\r')
+		return (i + 1 < end && s[i + 1] == '\n') ? 2 : 1;
+	if (s[i] == '\n')
+		return 1;
+	if (i + 1 < end && s[i] == 0xc2 && s[i + 1] == 0x85)
+		return 2;	/* NEL */
+	if (i + 2 < end && s[i] == 0xe2 && s[i + 1] == 0x80 &&
+	    (s[i + 2] == 0xa8 || s[i + 2] == 0xa9))
+		return 3;	/* LS, PS */
+	return 0;
+}
+
 void tp_text_position(const char *data, size_t offset, unsigned int *line,
 		      unsigned int *column)
 {
@@ -194,17 +209,7 @@ void tp_text_position(const char *data, size_t offset, unsigned int *line,
 	size_t i = 0;
 
 	while (i < offset) {
-		size_t break_len = 0;
-
-		if (s[i] == '\r')
-			break_len = (i + 1 < offset && s[i + 1] == '\n') ? 2 : 1;
-		else if (s[i] == '\n')
-			break_len = 1;
-		else if (i + 1 < offset && s[i] == 0xc2 && s[i + 1] == 0x85)
-			break_len = 2;	/* NEL */
-		else if (i + 2 < offset && s[i] == 0xe2 && s[i + 1] == 0x80 &&
-			 (s[i + 2] == 0xa8 || s[i + 2] == 0xa9))
-			break_len = 3;	/* LS, PS */
+		size_t break_len = line_break_len(s, i, offset);
 
 		if (break_len) {
 			line0++;
@@ -219,4 +224,30 @@ void tp_text_position(const char *data, size_t offset, unsigned int *line,
 	}
 	*line = saturate_uint(line0 + 1);
 	*column = saturate_uint(column0 + 1);
+}
+
+size_t tp_text_offset(const char *data, size_t len, unsigned int line, unsigned int column)
+{
+	const unsigned char *s = (const unsigned char *)data;
+	unsigned int at_line = 1, at_column = 1;
+	size_t i = 0;
+
+	while (i < len && (at_line < line || (at_line == line && at_column < column))) {
+		size_t break_len = line_break_len(s, i, len);
+
+		if (break_len) {
+			if (at_line == line)
+				break;	/* the column is past the end of its line */
+			at_line++;
+			at_column = 1;
+			i += break_len;
+			continue;
+		}
+		/* Past the character's lead byte and its continuation bytes. */
+		i++;
+		while (i < len && (s[i] & 0xc0) == 0x80)
+			i++;
+		at_column++;
+	}
+	return i;
 }

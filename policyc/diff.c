@@ -785,48 +785,65 @@ static void diff_metadata(struct diff *diff, const struct tp_policy *old_policy,
 
 /* ---- entry point ---------------------------------------------------------------- */
 
+/* Every comparison into diff's groups.  0 or -ENOMEM; diff_free() either way. */
+static int diff_compute(struct diff *diff, const struct tp_policy *old_policy,
+			const struct tp_policy *new_policy)
+{
+	int r = 0;
+
+	for (int k = 0; k < CHANGE_KIND_COUNT; k++) {
+		diff->group[k] = open_memstream(&diff->text[k], &diff->len[k]);
+		if (!diff->group[k])
+			return -ENOMEM;
+	}
+
+	diff_setting(diff, &mode_setting, old_policy->mode, new_policy->mode);
+	diff_identity(diff, old_policy, new_policy);
+	diff_environment(diff, old_policy, new_policy);
+	r = diff_paths(diff, old_policy, new_policy);
+	if (r < 0)
+		return r;
+	diff_destinations(diff, old_policy, new_policy);
+	diff_methods(diff, old_policy, new_policy);
+	diff_abstract_sockets(diff, old_policy, new_policy);
+	diff_dns(diff, old_policy, new_policy);
+	diff_limits(diff, old_policy, new_policy);
+	diff_gaps(diff, old_policy, new_policy);
+	diff_flags(diff, old_policy, new_policy);
+	diff_workspace(diff, old_policy, new_policy);
+	diff_artifacts(diff, old_policy, new_policy);
+	diff_inputs(diff, old_policy, new_policy);
+	diff_metadata(diff, old_policy, new_policy);
+
+	/* Memory streams fail only for lack of memory, and say so at close. */
+	for (int k = 0; k < CHANGE_KIND_COUNT; k++) {
+		bool failed = ferror(diff->group[k]);
+
+		if (fclose(diff->group[k]) != 0 || failed)
+			r = -ENOMEM;
+		diff->group[k] = NULL;
+	}
+	return r;
+}
+
+static void diff_free(struct diff *diff)
+{
+	for (int k = 0; k < CHANGE_KIND_COUNT; k++) {
+		if (diff->group[k])
+			fclose(diff->group[k]);
+		free(diff->text[k]);
+	}
+}
+
 int tp_diff_write(const struct tp_policy *old_policy, const struct tp_policy *new_policy,
 		  FILE *out, bool *widened)
 {
 	struct diff diff = { 0 };
-	int r = 0;
+	int r;
 
 	if (!old_policy || !new_policy || !out)
 		return -EINVAL;
-	for (int k = 0; k < CHANGE_KIND_COUNT; k++) {
-		diff.group[k] = open_memstream(&diff.text[k], &diff.len[k]);
-		if (!diff.group[k]) {
-			r = -ENOMEM;
-			goto out;
-		}
-	}
-
-	diff_setting(&diff, &mode_setting, old_policy->mode, new_policy->mode);
-	diff_identity(&diff, old_policy, new_policy);
-	diff_environment(&diff, old_policy, new_policy);
-	r = diff_paths(&diff, old_policy, new_policy);
-	if (r < 0)
-		goto out;
-	diff_destinations(&diff, old_policy, new_policy);
-	diff_methods(&diff, old_policy, new_policy);
-	diff_abstract_sockets(&diff, old_policy, new_policy);
-	diff_dns(&diff, old_policy, new_policy);
-	diff_limits(&diff, old_policy, new_policy);
-	diff_gaps(&diff, old_policy, new_policy);
-	diff_flags(&diff, old_policy, new_policy);
-	diff_workspace(&diff, old_policy, new_policy);
-	diff_artifacts(&diff, old_policy, new_policy);
-	diff_inputs(&diff, old_policy, new_policy);
-	diff_metadata(&diff, old_policy, new_policy);
-
-	/* Memory streams fail only for lack of memory, and say so at close. */
-	for (int k = 0; k < CHANGE_KIND_COUNT; k++) {
-		bool failed = ferror(diff.group[k]);
-
-		if (fclose(diff.group[k]) != 0 || failed)
-			r = -ENOMEM;
-		diff.group[k] = NULL;
-	}
+	r = diff_compute(&diff, old_policy, new_policy);
 	if (r < 0)
 		goto out;
 
@@ -842,10 +859,70 @@ int tp_diff_write(const struct tp_policy *old_policy, const struct tp_policy *ne
 	if (widened)
 		*widened = diff.lines[WIDENED] > 0;
 out:
-	for (int k = 0; k < CHANGE_KIND_COUNT; k++) {
-		if (diff.group[k])
-			fclose(diff.group[k]);
-		free(diff.text[k]);
+	diff_free(&diff);
+	return r;
+}
+
+void tp_changes_free(struct tp_change *changes, size_t count)
+{
+	for (size_t i = 0; changes && i < count; i++)
+		free(changes[i].text);
+	free(changes);
+}
+
+_Static_assert((int)TP_CHANGE_WIDENED == WIDENED && (int)TP_CHANGE_NARROWED == NARROWED &&
+	       (int)TP_CHANGE_CHANGED == CHANGED, "a group is its change kind");
+
+int tp_diff_changes(const struct tp_policy *old_policy, const struct tp_policy *new_policy,
+		    struct tp_change **changes, size_t *count, bool *widened)
+{
+	struct diff diff = { 0 };
+	struct tp_change *list = NULL;
+	size_t n = 0, total;
+	int r;
+
+	if (!old_policy || !new_policy || !changes || !count)
+		return -EINVAL;
+	r = diff_compute(&diff, old_policy, new_policy);
+	if (r < 0)
+		goto out;
+	total = diff.lines[WIDENED] + diff.lines[NARROWED] + diff.lines[CHANGED];
+	list = calloc(total ? total : 1, sizeof(*list));
+	if (!list) {
+		r = -ENOMEM;
+		goto out;
 	}
+	/*
+	 * Each group is its lines, each "PREFIX" TEXT "\n"; user text in them
+	 * is escaped (tp_write_escaped()), so a newline always ends a line.
+	 */
+	for (int k = 0; k < CHANGE_KIND_COUNT; k++) {
+		size_t prefix = strlen(change_prefix[k]);
+		const char *p = diff.text[k], *end = diff.text[k] + diff.len[k];
+
+		while (p < end && n < total) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			size_t len = (nl ? (size_t)(nl - p) : (size_t)(end - p));
+
+			if (len < prefix || memcmp(p, change_prefix[k], prefix) != 0) {
+				r = -EINVAL;	/* a line() without its prefix: a bug here */
+				goto out;
+			}
+			list[n].kind = (enum tp_change_kind)k;
+			list[n].text = strndup(p + prefix, len - prefix);
+			if (!list[n++].text) {
+				r = -ENOMEM;
+				goto out;
+			}
+			p += len + 1;
+		}
+	}
+	if (widened)
+		*widened = diff.lines[WIDENED] > 0;
+	*changes = TAKE_PTR(list);
+	*count = n;
+out:
+	tp_changes_free(list, n);
+	diff_free(&diff);
 	return r;
 }

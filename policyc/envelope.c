@@ -914,10 +914,16 @@ static int check_destinations(struct tp_schema *schema, const struct tp_schema_k
 				keep = false;
 			}
 		} else {
+			/* "- [2001:db8::1]" unquoted is a YAML list of one address. */
 			r = tp_schema_report(schema, item,
 					     "entries of 'allowed_destinations' must be a "
 					     "hostname, an address or CIDR (with an optional "
-					     "port), or a mapping; got %s", yt_node_describe(item));
+					     "port), or a mapping; got %s%s", yt_node_describe(item),
+					     item->kind == YT_SEQUENCE
+						     ? " ('[' starts a YAML list: write an IPv6 "
+						       "address without brackets, or with a port "
+						       "and quoted, \"[2001:db8::1]:443\")"
+						     : "");
 			if (r < 0)
 				return r;
 			keep = false;

@@ -4,12 +4,15 @@
 // execute, reach and consume, what it leaves behind, and what this version
 // does not enforce.  For example:
 //
-//   mode: audit: nothing a path rule denies is denied, only recorded
+//   mode: audit: the reads and execs a path rule would deny are allowed and recorded
+//     (decision would_deny); writes and unix connections outside the rules, the
+//     protected paths, the network and what no rule can grant stay denied
 //   runs as: uid 65534 (nobody), gid 65534, no supplementary groups, no capabilities
 //   environment: PATH, LANG, LANGUAGE, LC_*, TERM, TZ and CI when the controller ...
 //   may read:
 //     /**, except /ws/keys/**
 //     never the built-in protected paths (/etc/shadow, /root, /home, ...) unless named
+//     audit mode: what these rules deny is read too, and recorded (would_deny)
 //   may write:
 //     /tmp/run/**
 //     /ws/src/**, except /ws/src/vendor/**
@@ -32,8 +35,9 @@
 //   not enforced by this version (acknowledged):
 //     resources.cpu: cgroup v2 cpu.max is not set by this version
 //
-// The first line appears only in audit mode (which relaxes path rules only:
-// the network stays confined).
+// The first line, and the "audit mode:" lines under "may read" and "may
+// execute", appear only in audit mode, which relaxes the read and exec
+// decisions of path rules and nothing else (docs/envelope.md, sandbox.mode).
 //
 // Destinations are written as the envelope writes them (no port: any port).
 // Hostnames are reached through the run's DNS proxy: the "names" line says
@@ -100,81 +104,161 @@ static int region_exception_cmp(const void *a, const void *b)
 	return (ea->pos > eb->pos) - (ea->pos < eb->pos);
 }
 
-/* "TITLE:" and one line per region granting `bit`, with its exceptions. */
-static int write_paths(FILE *out, const struct tp_policy *policy, const struct tp_rule_index *index,
-		       const ssize_t *parent, const size_t *pos, uint32_t bit, const char *title)
+/* Everything the regions of every right are computed from, built once. */
+struct region_index {
+	struct tp_rule_index rules;
+	ssize_t *parent;	/* by rule index: the nearest enclosing subtree rule */
+	size_t *pos;		/* by rule index: its position in sorted order */
+};
+
+static void region_index_free(struct region_index *ri)
 {
+	tp_rule_index_free(&ri->rules);
+	free(ri->parent);
+	free(ri->pos);
+}
+
+static int region_index_init(struct region_index *ri, const struct tp_policy *policy)
+{
+	int r;
+
+	*ri = (struct region_index){ 0 };
+	r = tp_rule_index_init(&ri->rules, policy);
+	if (r < 0)
+		return r;
+	ri->parent = calloc(ri->rules.count ? ri->rules.count : 1, sizeof(*ri->parent));
+	ri->pos = calloc(ri->rules.count ? ri->rules.count : 1, sizeof(*ri->pos));
+	if (!ri->parent || !ri->pos) {
+		region_index_free(ri);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < ri->rules.count; k++)
+		ri->pos[ri->rules.order[k]] = k;
+	for (size_t i = 0; i < ri->rules.count; i++)
+		ri->parent[i] = tp_rule_index_parent(&ri->rules, i);
+	return 0;
+}
+
+void tp_grant_regions_free(struct tp_grant_regions *regions)
+{
+	if (!regions)
+		return;
+	free(regions->items);
+	free(regions->storage);
+	*regions = (struct tp_grant_regions){ 0 };
+}
+
+/* The regions granting `bit`, in path order, each with its exceptions in path order. */
+static int regions_from_index(const struct region_index *ri, uint32_t bit,
+			      struct tp_grant_regions *out)
+{
+	const struct tp_rule_index *index = &ri->rules;
 	const struct tp_path_rule *rules = index->rules;
 	_cleanup_free_ struct region_exception *exceptions = NULL;
+	struct tp_grant_regions regions = { 0 };
 	size_t exception_count = 0, cursor = 0;
-	bool any = false;
 
 	exceptions = calloc(index->count ? index->count : 1, sizeof(*exceptions));
-	if (!exceptions)
+	regions.items = calloc(index->count ? index->count : 1, sizeof(*regions.items));
+	regions.storage = calloc(index->count ? index->count : 1, sizeof(*regions.storage));
+	if (!exceptions || !regions.items || !regions.storage) {
+		tp_grant_regions_free(&regions);
 		return -ENOMEM;
+	}
 	for (size_t k = 0; k < index->count; k++) {
 		size_t i = index->order[k];
 
-		if (grants(rules, (ssize_t)i, bit) || !grants(rules, parent[i], bit))
+		if (grants(rules, (ssize_t)i, bit) || !grants(rules, ri->parent[i], bit))
 			continue;
 		exceptions[exception_count].top_pos =
-			pos[region_top(parent, rules, (size_t)parent[i], bit)];
+			ri->pos[region_top(ri->parent, rules, (size_t)ri->parent[i], bit)];
 		exceptions[exception_count++].pos = k;
 	}
 	qsort(exceptions, exception_count, sizeof(*exceptions), region_exception_cmp);
 
-	fprintf(out, "%s:\n", title);
 	for (size_t k = 0; k < index->count; k++) {
 		size_t top = index->order[k];
+		struct tp_grant_region *region;
 
-		if (!grants(rules, (ssize_t)top, bit) || grants(rules, parent[top], bit))
+		if (!grants(rules, (ssize_t)top, bit) || grants(rules, ri->parent[top], bit))
 			continue;
-		fputs("  ", out);
-		tp_write_rule_path(out, rules[top].path, rules[top].kind == TP_PATH_SUBTREE);
-		for (bool first = true; cursor < exception_count && exceptions[cursor].top_pos == k;
-		     cursor++, first = false) {
-			const struct tp_path_rule *except =
+		region = &regions.items[regions.count++];
+		region->top = &rules[top];
+		region->except = &regions.storage[cursor];
+		for (; cursor < exception_count && exceptions[cursor].top_pos == k; cursor++)
+			region->except[region->except_count++] =
 				&rules[index->order[exceptions[cursor].pos]];
+	}
+	*out = regions;
+	return 0;
+}
 
-			fputs(first ? ", except " : ", ", out);
-			tp_write_rule_path(out, except->path, except->kind == TP_PATH_SUBTREE);
+int tp_grant_regions(const struct tp_policy *policy, uint32_t right, struct tp_grant_regions *out)
+{
+	struct region_index ri;
+	int r;
+
+	if (!policy || !out || __builtin_popcount(right) != 1 || !(right & TETHER_ACCESS_ALL))
+		return -EINVAL;
+	r = region_index_init(&ri, policy);
+	if (r < 0)
+		return r;
+	r = regions_from_index(&ri, right, out);
+	region_index_free(&ri);
+	return r;
+}
+
+/* "TITLE:" and one line per region granting `bit`, with its exceptions. */
+static int write_paths(FILE *out, const struct tp_policy *policy, const struct region_index *ri,
+		       uint32_t bit, const char *title)
+{
+	struct tp_grant_regions regions;
+	int r;
+
+	r = regions_from_index(ri, bit, &regions);
+	if (r < 0)
+		return r;
+	fprintf(out, "%s:\n", title);
+	for (size_t k = 0; k < regions.count; k++) {
+		const struct tp_grant_region *region = &regions.items[k];
+
+		fputs("  ", out);
+		tp_write_rule_path(out, region->top->path, region->top->kind == TP_PATH_SUBTREE);
+		for (size_t e = 0; e < region->except_count; e++) {
+			fputs(e == 0 ? ", except " : ", ", out);
+			tp_write_rule_path(out, region->except[e]->path,
+					   region->except[e]->kind == TP_PATH_SUBTREE);
 		}
 		fputc('\n', out);
-		any = true;
 	}
-	if (!any)
+	if (regions.count == 0)
 		fputs("  nothing\n", out);
+	tp_grant_regions_free(&regions);
 	/* The runtime adds these (policyc/path.c); the policy re-opens one only by name. */
 	if (bit == TETHER_ACCESS_READ)
 		fputs("  never the built-in protected paths (/etc/shadow, /root, /home, ...) unless "
 		      "named\n", out);
+	/* Audit mode turns these two rights' denials into records, not the others'. */
+	if (policy->mode == TP_MODE_AUDIT && bit == TETHER_ACCESS_READ)
+		fputs("  audit mode: what these rules deny is read too, and recorded (would_deny)\n",
+		      out);
+	if (policy->mode == TP_MODE_AUDIT && bit == TETHER_ACCESS_EXEC)
+		fputs("  audit mode: what these rules deny is executed too, and recorded "
+		      "(would_deny)\n", out);
 	return 0;
 }
 
 static int write_filesystem(FILE *out, const struct tp_policy *policy)
 {
 	const struct tp_access_right *rights = tp_access_rights;
-	struct tp_rule_index index;
-	_cleanup_free_ ssize_t *parent = NULL;
-	_cleanup_free_ size_t *pos = NULL;
+	struct region_index ri;
 	int r;
 
-	r = tp_rule_index_init(&index, policy);
+	r = region_index_init(&ri, policy);
 	if (r < 0)
 		return r;
-	parent = calloc(index.count ? index.count : 1, sizeof(*parent));
-	pos = calloc(index.count ? index.count : 1, sizeof(*pos));
-	if (!parent || !pos) {
-		r = -ENOMEM;
-		goto out;
-	}
-	for (size_t k = 0; k < index.count; k++)
-		pos[index.order[k]] = k;
-	for (size_t i = 0; i < index.count; i++)
-		parent[i] = tp_rule_index_parent(&index, i);
-
 	for (size_t b = 0; b < TP_ACCESS_RIGHT_COUNT; b++) {
-		r = write_paths(out, policy, &index, parent, pos, rights[b].bit, rights[b].heading);
+		r = write_paths(out, policy, &ri, rights[b].bit, rights[b].heading);
 		if (r < 0)
 			goto out;
 		/* Exact write grants matter most: they also grant beneath. */
@@ -196,7 +280,7 @@ static int write_filesystem(FILE *out, const struct tp_policy *policy)
 	}
 	r = 0;
 out:
-	tp_rule_index_free(&index);
+	region_index_free(&ri);
 	return r;
 }
 
@@ -373,8 +457,12 @@ int tp_explain_write(const struct tp_policy *policy, FILE *out)
 	if (!policy || !out)
 		return -EINVAL;
 
+	/* What audit mode relaxes, and what it does not: the envelope's author must know both. */
 	if (policy->mode == TP_MODE_AUDIT)
-		fputs("mode: audit: nothing a path rule denies is denied, only recorded\n", out);
+		fputs("mode: audit: the reads and execs a path rule would deny are allowed and "
+		      "recorded (decision would_deny); writes and unix connections outside the "
+		      "rules, the protected paths, the network and what no rule can grant stay "
+		      "denied\n", out);
 	write_identity(out, policy);
 	write_environment(out, policy);
 	r = write_filesystem(out, policy);

@@ -198,6 +198,13 @@ const struct tp_field_info *tp_field_find(const char *field)
 	return NULL;
 }
 
+const char *tp_field_mechanism(const char *field)
+{
+	const struct tp_field_info *row = field ? tp_field_find(field) : NULL;
+
+	return row ? row->mechanism : NULL;
+}
+
 static bool policy_has_gap(const struct tp_policy *policy, const char *field)
 {
 	for (size_t i = 0; i < policy->gap_count; i++)

@@ -200,6 +200,10 @@ struct tp_limit_info {
 /* Indexed by enum tp_limit. */
 extern const struct tp_limit_info tp_limits[TP_LIMIT_COUNT];
 
+/* What enforces `field` (a key below "sandbox"), or for a gap why nothing
+ * does, as the guarantee report and explain say it; NULL for no such field. */
+const char *tp_field_mechanism(const char *field);
+
 /* identity.uid and identity.gid: 65534 ("nobody") by default, at most TP_ID_MAX
  * ((uid_t)-1 means "unchanged" to setresuid and is refused). */
 #define TP_DEFAULT_ID 65534u
@@ -473,6 +477,10 @@ int tp_compile_file(const char *path, struct tp_policy **out, struct tp_diags *d
  * Problems are diagnostics, as for tp_compile_file().
  */
 int tp_policy_load_file(const char *path, struct tp_policy **out, struct tp_diags *diags);
+/* The same for `len` bytes held in memory (at most TP_POLICY_MAX_BYTES, the
+ * caller's to check); `name` is the file diagnostics name ("<stdin>"). */
+int tp_policy_load(const char *name, const char *data, size_t len, struct tp_policy **out,
+		   struct tp_diags *diags);
 #define TP_POLICY_MAX_BYTES (64u << 20)
 
 /* ---- the binary form and the digest ------------------------------------ */
@@ -510,12 +518,58 @@ void tp_digest_text(const uint8_t digest[32], char out[TP_DIGEST_TEXT_MAX]);
 int tp_report_write(const struct tp_policy *policy, FILE *out);
 /* A short human summary: read, write, execute, reach, consume, leave behind. */
 int tp_explain_write(const struct tp_policy *policy, FILE *out);
+
+/*
+ * Where one access right is granted, as the summary lists it under "may
+ * read" and the like: a region is a rule that grants the right while its
+ * nearest enclosing subtree rule does not, and its exceptions are the rules
+ * beneath it that lack the right.  Regions and exceptions are in path
+ * order; the rules are borrowed from the policy.
+ */
+struct tp_grant_region {
+	const struct tp_path_rule *top;
+	const struct tp_path_rule **except;
+	size_t except_count;
+};
+
+struct tp_grant_regions {
+	struct tp_grant_region *items;
+	size_t count;
+	const struct tp_path_rule **storage;	/* every region's exceptions */
+};
+
+/* `right` is one TETHER_ACCESS_* right.  0, -EINVAL or -ENOMEM. */
+int tp_grant_regions(const struct tp_policy *policy, uint32_t right,
+		     struct tp_grant_regions *out);
+void tp_grant_regions_free(struct tp_grant_regions *regions);
 /*
  * Every widening and narrowing of authority from `old` to `new`, widenings
  * first.  *widened is set when anything widened.
  */
 int tp_diff_write(const struct tp_policy *old_policy, const struct tp_policy *new_policy,
 		  FILE *out, bool *widened);
+
+enum tp_change_kind {
+	TP_CHANGE_WIDENED,
+	TP_CHANGE_NARROWED,
+	TP_CHANGE_CHANGED,	/* neither: metadata, DNS, a gap gone */
+};
+
+/* One line of tp_diff_write()'s output, without its "widened: " prefix. */
+struct tp_change {
+	enum tp_change_kind kind;
+	char *text;
+};
+
+/*
+ * The same comparison as data: the changes in tp_diff_write()'s order
+ * (widenings, narrowings, then the others), each one line of text with
+ * user text escaped as there.  *widened as for tp_diff_write().  Release
+ * with tp_changes_free().  0 or -ENOMEM.
+ */
+int tp_diff_changes(const struct tp_policy *old_policy, const struct tp_policy *new_policy,
+		    struct tp_change **changes, size_t *count, bool *widened);
+void tp_changes_free(struct tp_change *changes, size_t count);
 
 /* ---- the task contract ------------------------------------------------- */
 

@@ -49,6 +49,13 @@ const char *tp_excerpt(char buf[TP_EXCERPT_MAX], const char *text, size_t len);
  */
 void tp_text_position(const char *data, size_t offset, unsigned int *line,
 		      unsigned int *column);
+/*
+ * The inverse: the byte offset in data[0..len) of 1-based `line` and
+ * `column` (a position libyaml reported), counted the same way.  A column
+ * past the end of its line gives the offset of the line break, a position
+ * past the end of the text `len`.
+ */
+size_t tp_text_offset(const char *data, size_t len, unsigned int line, unsigned int column);
 
 /*
  * The absolute path a path entry names: itself, or joined to `workspace`

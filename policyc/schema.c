@@ -263,6 +263,27 @@ int tp_schema_load(const char *name, const char *what, const char *data, size_t 
 				 max_bytes);
 		return r < 0 ? r : -EFBIG;
 	}
+	/*
+	 * Editors on some systems start UTF-8 files with a byte order mark.
+	 * libyaml skips one only when it guesses the encoding, which we do not
+	 * let it do (see yt_parse()): forced to UTF-8, it takes the mark for a
+	 * character of line 1, so every later column of that line is one off
+	 * and a top-level key on line 2 falls outside the mapping ("did not
+	 * find expected <document start>").  The mark carries no text: drop it
+	 * here, so libyaml's marks and ours count from what the author sees.
+	 */
+	if (len >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0) {
+		data += 3;
+		len -= 3;
+	}
+	/* Without this, UTF-16 fails as a NUL byte or an invalid byte, which says nothing. */
+	if (len >= 2 && (memcmp(data, "\xff\xfe", 2) == 0 || memcmp(data, "\xfe\xff", 2) == 0)) {
+		r = tp_diags_add(diags, name, 1, 1,
+				 "the %s is UTF-16 (it starts with a UTF-16 byte order mark): it must "
+				 "be UTF-8 text; convert it, for example with iconv -f UTF-16 -t UTF-8",
+				 what);
+		return r < 0 ? r : -EINVAL;
+	}
 	/* libyaml takes NUL for the end of input in places; YAML text never holds one. */
 	nul = memchr(data, '\0', len);
 	if (nul) {

@@ -170,7 +170,9 @@ int tp_schema_find_duplicates(struct tp_schema *schema, const void *base, size_t
 
 /*
  * YAML text -> tree, with what libyaml must not see refused first: text over
- * `max_bytes`, and NUL bytes.  `what` names the document in those messages
+ * `max_bytes`, a UTF-16 byte order mark, and NUL bytes.  A UTF-8 byte order
+ * mark is skipped, and positions count from the byte after it (an editor
+ * does not show it).  `what` names the document in those messages
  * ("envelope").  Returns 0 with *root set (NULL for a stream without a
  * document), or a negative errno with the problem in `diags`.
  */

@@ -185,6 +185,70 @@ static int pair_key_compare(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* ---- the text around a problem, for the hints below -------------------------- */
+
+/* The offset of `mark` in the text. */
+static size_t mark_offset(const struct builder *b, yaml_mark_t mark)
+{
+	return tp_text_offset(b->data, b->len, mark_number(mark.line), mark_number(mark.column));
+}
+
+/* Whether a plain token ends before data[i]. */
+static bool token_ends(const struct builder *b, size_t i)
+{
+	return i >= b->len || strchr(" \t\r\n,]}#", b->data[i]);
+}
+
+/*
+ * The length of an address in brackets with a port, "[2001:db8::1]:443",
+ * that starts at the '[' at data[start] and ends where a plain token
+ * would; 0 when the text there is not one ("]:" and a digit on the line).
+ */
+static size_t bracket_port_len(const struct builder *b, size_t start)
+{
+	size_t i = start + 1;
+
+	while (i < b->len && b->data[i] != ']' && b->data[i] != '\n' && b->data[i] != '\r')
+		i++;
+	if (i + 2 >= b->len || b->data[i] != ']' || b->data[i + 1] != ':' ||
+	    b->data[i + 2] < '0' || b->data[i + 2] > '9')
+		return 0;
+	for (i += 2; !token_ends(b, i); i++)
+		;
+	return i - start;
+}
+
+/* The '[' that opens the bracket closing at data[close], on the same line; -1 if none. */
+static ssize_t bracket_open(const struct builder *b, size_t close)
+{
+	for (size_t i = close; i-- > 0;) {
+		if (b->data[i] == '\n' || b->data[i] == '\r' || b->data[i] == ']')
+			return -1;
+		if (b->data[i] == '[')
+			return (ssize_t)i;
+	}
+	return -1;
+}
+
+/*
+ * "[2001:db8::1]:443" unquoted inside a flow collection is a one-pair
+ * mapping whose key is the sequence [2001:db8::1]: say so at the '['.
+ */
+static int report_key_not_scalar(struct builder *b, const struct yt_node *key)
+{
+	size_t at = tp_text_offset(b->data, b->len, key->line, key->column), len;
+	char excerpt[TP_EXCERPT_MAX];
+
+	if (key->kind == YT_SEQUENCE && at < b->len && b->data[at] == '[' &&
+	    (len = bracket_port_len(b, at)))
+		return report(b, key->line, key->column,
+			      "a plain value cannot start with '[' (YAML reads a flow sequence, "
+			      "and the ':' after it makes that a mapping key): quote it (\"%s\")",
+			      tp_excerpt(excerpt, b->data + at, len));
+	return report(b, key->line, key->column, "mapping keys must be scalars, got %s",
+		      yt_node_describe(key));
+}
+
 /*
  * Runs when a mapping is complete: refuses non-scalar and duplicate keys and
  * drops their pairs, so that every later reader sees each key at most once.
@@ -219,8 +283,7 @@ static int finish_mapping(struct builder *b, struct yt_node *map)
 			sorted[scalar_keys++] = &pairs[i];
 			continue;
 		}
-		r = report(b, key->line, key->column,
-			   "mapping keys must be scalars, got %s", yt_node_describe(key));
+		r = report_key_not_scalar(b, key);
 		if (r < 0)
 			return r;
 		drop[i] = true;
@@ -446,11 +509,176 @@ static int handle_event(struct builder *b, const yaml_event_t *event)
 	}
 }
 
+/* ---- libyaml's errors, in words an envelope's author can act on ------------ */
+
+/*
+ * libyaml's messages name the YAML rule that broke, not the mistake, and
+ * three mistakes account for most of them in envelopes: a tab (YAML
+ * indents with spaces only), a plain value that starts with a YAML
+ * indicator (a wildcard hostname "*.example.org" is read as an alias, an
+ * IPv6 address with a port "[2001:db8::1]:443" as a flow sequence
+ * followed by ":443"), and text that is not UTF-8 (libyaml names the byte
+ * after the bad one, and we pointed one column past it).  For those the
+ * diagnostic says what was found and what to write instead, at the first
+ * byte of the offending value; anything else keeps libyaml's own words.
+ */
+
+/*
+ * "[2001:db8::1]:443" unquoted in a block collection: the flow sequence
+ * ends at ']', and the ':' after it is where libyaml gives up.  Each hint_*
+ * sets *done and reports when the text at libyaml's mark is its mistake
+ * (here ']' then ':' and a port digit, the '[' on the same line), and
+ * leaves the error to libyaml's words otherwise.
+ */
+static int hint_flow_sequence(struct builder *b, const yaml_parser_t *parser, bool *done)
+{
+	size_t at = mark_offset(b, parser->problem_mark);
+	char excerpt[TP_EXCERPT_MAX];
+	unsigned int line, column;
+	ssize_t open;
+	size_t len;
+
+	*done = false;
+	if (at == 0 || at >= b->len || b->data[at] != ':' || b->data[at - 1] != ']')
+		return 0;
+	open = bracket_open(b, at - 1);
+	if (open < 0 || !(len = bracket_port_len(b, (size_t)open)))
+		return 0;
+	*done = true;
+	tp_text_position(b->data, (size_t)open, &line, &column);
+	return report(b, line, column,
+		      "a plain value cannot start with '[' (YAML reads a flow sequence, which "
+		      "ends at the ']'): quote it (\"%s\")",
+		      tp_excerpt(excerpt, b->data + open, len));
+}
+
+/* "*.example.org" unquoted: libyaml reads an alias and finds no name after the '*'. */
+static int hint_alias(struct builder *b, const yaml_parser_t *parser, bool *done)
+{
+	size_t at = mark_offset(b, parser->context_mark), end = at + 1;
+	char excerpt[TP_EXCERPT_MAX];
+
+	*done = false;
+	if (at >= b->len || b->data[at] != '*')
+		return 0;
+	while (!token_ends(b, end))
+		end++;
+	*done = true;
+	return report(b, mark_number(parser->context_mark.line),
+		      mark_number(parser->context_mark.column),
+		      "a plain value cannot start with '*' (YAML reads an alias): quote it "
+		      "(\"%s\")", tp_excerpt(excerpt, b->data + at, end - at));
+}
+
+/*
+ * YAML forbids tabs in indentation, and a tab cannot start a token: libyaml
+ * says "found character that cannot start any token", or "found a tab
+ * character that violates indentation", with the mark on the tab.
+ */
+static int hint_tab(struct builder *b, const yaml_parser_t *parser, bool *done)
+{
+	size_t at = mark_offset(b, parser->problem_mark);
+
+	*done = false;
+	if (at >= b->len || b->data[at] != '\t')
+		return 0;
+	*done = true;
+	return report(b, mark_number(parser->problem_mark.line),
+		      mark_number(parser->problem_mark.column),
+		      "a tab character: YAML indents with spaces only; replace the tab with "
+		      "spaces");
+}
+
+/*
+ * libyaml's reader checks UTF-8 character by character and reports where
+ * it stopped: at the character's first byte, or, for "invalid trailing
+ * UTF-8 octet", at the byte that does not continue it, naming that byte
+ * (so "caf\xe9/" read as Latin-1 named '/', one column late).  Every case
+ * is reported at the character's first byte, naming it and, when another
+ * byte breaks it, that byte too.  Returns 1 for a reader error that is not
+ * about UTF-8 (a control character), for the caller to report.
+ */
+static int report_utf8_error(struct builder *b, const yaml_parser_t *parser)
+{
+	/* What an envelope that is not UTF-8 usually is: Latin-1 from an old editor. */
+	static const char latin1_tail[] =
+		": an envelope is UTF-8 text; save the file as UTF-8 (from Latin-1: "
+		"iconv -f LATIN1 -t UTF-8)";
+	static const char utf8_tail[] = ": an envelope is UTF-8 text; save the file as UTF-8";
+	const unsigned char *s = (const unsigned char *)b->data;
+	const char *problem = parser->problem;
+	size_t at = parser->problem_offset < b->len ? parser->problem_offset : b->len;
+	/* the text need not end in a NUL: never read s[b->len] */
+	bool trailing = strcmp(problem, "invalid trailing UTF-8 octet") == 0 && at < b->len;
+	size_t start = at, end;
+	unsigned int line, column;
+	char bytes[4 * 5 + 1] = "";
+	int r;
+
+	if (at < b->len && strcmp(problem, "incomplete UTF-8 octet sequence") == 0) {
+		/* The text ends before the character would; a byte before that may not continue it. */
+		for (size_t i = at + 1; i < b->len && !trailing; i++)
+			if ((s[i] & 0xc0) != 0x80) {
+				trailing = true;
+				at = i;
+			}
+		if (!trailing) {
+			tp_text_position(b->data, start, &line, &column);
+			r = report(b, line, column, "byte 0x%02x is not UTF-8 here (it starts a "
+				   "character, and the text ends inside it)%s", s[start],
+				   latin1_tail);
+			return r < 0 ? r : -EINVAL;
+		}
+	}
+	if (trailing && at > 0) {
+		/* Back over the valid continuation bytes to the one that started it. */
+		start = at - 1;
+		while (start > 0 && at - start < 3 && (s[start] & 0xc0) == 0x80)
+			start--;
+		end = at + 1;
+	} else if (at < b->len) {
+		unsigned char lead = s[at];
+
+		end = at + ((lead & 0xe0) == 0xc0 ? 2 : (lead & 0xf0) == 0xe0 ? 3
+						      : (lead & 0xf8) == 0xf0 ? 4 : 1);
+	} else {
+		end = at;
+	}
+	for (size_t i = start; i < end && i < b->len; i++)
+		snprintf(bytes + strlen(bytes), sizeof(bytes) - strlen(bytes), "%s0x%02x",
+			 i == start ? "" : " ", s[i]);
+	tp_text_position(b->data, start, &line, &column);
+
+	if (start >= b->len)
+		r = report(b, line, column, "%s%s", problem, utf8_tail);
+	else if (trailing)
+		r = report(b, line, column, "byte 0x%02x is not UTF-8 here (it starts a "
+			   "character that 0x%02x does not continue)%s",
+			   s[start], s[at], latin1_tail);
+	else if (strcmp(problem, "invalid leading UTF-8 octet") == 0)
+		r = report(b, line, column, "byte 0x%02x is not UTF-8 (no character starts with "
+			   "it)%s", s[start], latin1_tail);
+	else if (strcmp(problem, "invalid length of a UTF-8 sequence") == 0)
+		r = report(b, line, column, "bytes %s are not UTF-8 (an overlong form: a "
+			   "character in more bytes than it needs)%s", bytes, utf8_tail);
+	else if (strcmp(problem, "invalid Unicode character") == 0)
+		r = report(b, line, column, "bytes %s are not UTF-8 (they encode U+%04X, %s)%s",
+			   bytes, (unsigned int)parser->problem_value,
+			   parser->problem_value >= 0xd800 && parser->problem_value <= 0xdfff
+				   ? "a UTF-16 surrogate, not a character" : "beyond Unicode",
+			   utf8_tail);
+	else
+		return 1;	/* not an encoding error */
+	return r < 0 ? r : -EINVAL;
+}
+
 /* Turns libyaml's error state into one diagnostic. */
 static int report_parser_error(struct builder *b, const yaml_parser_t *parser)
 {
 	const char *problem = parser->problem ? parser->problem : "invalid YAML";
+	const char *context = parser->context ? parser->context : "";
 	unsigned int line, column;
+	bool done = false;
 	int r;
 
 	if (parser->error == YAML_MEMORY_ERROR)
@@ -460,6 +688,8 @@ static int report_parser_error(struct builder *b, const yaml_parser_t *parser)
 		/* The reader reports a byte offset, not a mark. */
 		size_t offset = parser->problem_offset < b->len ? parser->problem_offset : b->len;
 
+		if (parser->problem && (r = report_utf8_error(b, parser)) <= 0)
+			return r;
 		tp_text_position(b->data, offset, &line, &column);
 		if (parser->problem_value >= 0)
 			r = report(b, line, column, "%s (0x%x)", problem,
@@ -468,6 +698,16 @@ static int report_parser_error(struct builder *b, const yaml_parser_t *parser)
 			r = report(b, line, column, "%s", problem);
 		return r < 0 ? r : -EINVAL;
 	}
+
+	if (strcmp(context, "while scanning an alias") == 0)
+		r = hint_alias(b, parser, &done);
+	else if (strcmp(problem, "found character that cannot start any token") == 0 ||
+		 strstr(problem, "tab character"))
+		r = hint_tab(b, parser, &done);
+	else
+		r = hint_flow_sequence(b, parser, &done);
+	if (done)
+		return r < 0 ? r : -EINVAL;
 
 	line = mark_number(parser->problem_mark.line);
 	column = mark_number(parser->problem_mark.column);

@@ -14,14 +14,20 @@
 #include <unistd.h>
 
 #include "policyc/policy.h"
+#include "runtime/policy_json.h"
 #include "runtime/tether.h"
 
 static const char check_usage[] =
-	"usage: tether check [--report] [--contract TASK.yaml] ENVELOPE\n"
+	"usage: tether check [--json] [--report] [--contract TASK.yaml] ENVELOPE\n"
 	"\n"
 	"Validates the envelope (or a compiled policy) and prints its policy digest.\n"
 	"Every error is printed as FILE:LINE:COLUMN: error: MESSAGE, all of a file at once;\n"
 	"what is valid but worth a look as FILE:LINE:COLUMN: warning: MESSAGE (exit 0).\n"
+	"ENVELOPE (or TASK) - is standard input, named <stdin> in errors.\n"
+	"  --json               print one JSON object instead (docs/envelope.md): the\n"
+	"                       errors with file, line, column and message, the digest,\n"
+	"                       the acknowledged gaps and the contract's verdict; the\n"
+	"                       exit status is the same\n"
 	"  --report             also print the guarantee report: which term of the\n"
 	"                       sandbox guarantee each field covers and what enforces it\n"
 	"  --contract TASK      also check that the envelope grants no more than the task\n"
@@ -29,13 +35,23 @@ static const char check_usage[] =
 	"                       'forbidden' items are listed as notes\n"
 	"Exits 0 when valid (and within the contract), 1 when not, 2 on a usage error.\n";
 
-/* Whether `path` starts with the compiled policy's magic. */
+/* Whether `path` (or standard input) starts with the compiled policy's magic. */
 static bool is_compiled_policy(const char *path)
 {
+	struct tp_diags diags = { 0 };
+	const char *data;
 	char magic[4];
-	FILE *f = fopen(path, "re");
+	size_t len;
+	FILE *f;
 	bool yes;
 
+	if (policy_path_is_stdin(path)) {
+		yes = policy_read_stdin(&data, &len, &diags) == 0 && len >= sizeof(magic) &&
+		      memcmp(data, TP_FORMAT_MAGIC, sizeof(magic)) == 0;
+		tp_diags_free(&diags);
+		return yes;
+	}
+	f = fopen(path, "re");
 	if (!f)
 		return false;
 	yes = fread(magic, 1, sizeof(magic), f) == sizeof(magic) &&
@@ -44,44 +60,169 @@ static bool is_compiled_policy(const char *path)
 	return yes;
 }
 
-/* FILE:LINE:COLUMN: warning: MESSAGE on stderr, for what is valid but worth a look. */
-static void print_warnings(const char *path)
+static int parse_contract(const char *path, struct tp_contract **out, struct tp_diags *diags)
+{
+	const char *data;
+	size_t len;
+	int r;
+
+	if (!policy_path_is_stdin(path))
+		return tp_contract_parse_file(path, out, diags);
+	r = policy_read_stdin(&data, &len, diags);
+	return r < 0 ? r : tp_contract_parse(POLICY_STDIN_NAME, data, len, out, diags);
+}
+
+static int parse_envelope(const char *path, struct tp_envelope **out, struct tp_diags *diags)
+{
+	const char *data;
+	size_t len;
+	int r;
+
+	if (!policy_path_is_stdin(path))
+		return tp_envelope_parse_file(path, out, diags);
+	r = policy_read_stdin(&data, &len, diags);
+	return r < 0 ? r : tp_envelope_parse(POLICY_STDIN_NAME, data, len, out, diags);
+}
+
+/*
+ * What is valid but worth a look (policyc/warnings.c) in an envelope; none
+ * for a compiled policy, which has no positions.  0 or -ENOMEM.
+ */
+static int collect_warnings(const char *path, struct tp_diags *warnings)
 {
 	struct tp_envelope *env = NULL;
-	struct tp_diags diags = { 0 }, warnings = { 0 };
+	struct tp_diags diags = { 0 };
+	int r = 0;
 
-	if (tp_envelope_parse_file(path, &env, &diags) == 0 &&
-	    tp_envelope_warnings(path, env, &warnings) == 0) {
+	if (!is_compiled_policy(path) && parse_envelope(path, &env, &diags) == 0)
+		r = tp_envelope_warnings(policy_input_name(path), env, warnings);
+	tp_diags_free(&diags);
+	tp_envelope_free(env);
+	return r;
+}
+
+/* FILE:LINE:COLUMN: warning: MESSAGE on stderr. */
+static void print_warnings(const char *path)
+{
+	struct tp_diags warnings = { 0 };
+
+	if (collect_warnings(path, &warnings) == 0)
 		for (size_t i = 0; i < warnings.count; i++)
 			fprintf(stderr, "%s:%u:%u: warning: %s\n", warnings.items[i].file,
 				warnings.items[i].line, warnings.items[i].column,
 				warnings.items[i].message);
-	}
 	tp_diags_free(&warnings);
-	tp_diags_free(&diags);
-	tp_envelope_free(env);
 }
 
-static int check_contract(const char *contract_path, const char *envelope_path)
+/* Appends "notes":[...] from the contract's "note: ..." lines. */
+static int json_notes(struct strbuf *sb, const char *text, size_t len)
 {
+	static const char prefix[] = "note: ";
+	const char *p = text, *end = text + len;
+	size_t n = 0;
+	int r = sb_printf(sb, "\"notes\":[");
+
+	while (p < end && !r) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t line = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		size_t skip = line >= strlen(prefix) && memcmp(p, prefix, strlen(prefix)) == 0
+				      ? strlen(prefix) : 0;
+
+		r |= n++ ? sb_printf(sb, ",") : 0;
+		r |= sb_json_string(sb, p + skip, line - skip);
+		p += line + 1;
+	}
+	r |= sb_printf(sb, "]");
+	return r ? -ENOMEM : 0;
+}
+
+/*
+ * Checks the envelope against the task contract; with `sb`, appends
+ * "contract":{...} instead of printing.  0 within, -EINVAL outside or
+ * invalid, -ENOMEM.
+ */
+static int check_contract(const char *contract_path, const char *envelope_path,
+			  struct strbuf *sb)
+{
+	const char *envelope_name = policy_input_name(envelope_path);
 	struct tp_contract *contract = NULL;
 	struct tp_envelope *env = NULL;
 	struct tp_diags diags = { 0 };
-	int r;
+	char *notes = NULL;
+	size_t notes_len = 0;
+	FILE *notes_out = sb ? open_memstream(&notes, &notes_len) : stdout;
+	int r, s = 0;
 
-	r = tp_contract_parse_file(contract_path, &contract, &diags);
+	if (!notes_out)
+		return -ENOMEM;
+	r = parse_contract(contract_path, &contract, &diags);
 	if (r == 0)
-		r = tp_envelope_parse_file(envelope_path, &env, &diags);
+		r = parse_envelope(envelope_path, &env, &diags);
 	if (r == 0)
-		r = tp_contract_check(contract, envelope_path, env, &diags, stdout);
-	if (r < 0)
+		r = tp_contract_check(contract, envelope_name, env, &diags, notes_out);
+	if (sb) {
+		if (fclose(notes_out) != 0)
+			s = -ENOMEM;
+		s = s ?: sb_printf(sb, ",\"contract\":{\"file\":");
+		s = s ?: json_str(sb, policy_input_name(contract_path));
+		s = s ?: sb_printf(sb, ",\"ok\":%s,\"errors\":", r == 0 ? "true" : "false");
+		s = s ?: json_diags(sb, &diags);
+		s = s ?: sb_printf(sb, ",");
+		s = s ?: json_notes(sb, notes ? notes : "", notes_len);
+		s = s ?: sb_printf(sb, "}");
+	} else if (r < 0) {
 		policy_print_diags(&diags, contract ? envelope_path : contract_path, r);
-	else
-		printf("%s: within the contract %s\n", envelope_path, contract_path);
+	} else {
+		printf("%s: within the contract %s\n", envelope_name,
+		       policy_input_name(contract_path));
+	}
+	free(notes);
 	tp_diags_free(&diags);
 	tp_envelope_free(env);
 	tp_contract_free(contract);
-	return r;
+	return s ?: r;
+}
+
+/* The whole --json answer, one line on stdout. */
+static int check_json(const char *path, const char *contract)
+{
+	struct tp_policy *policy = NULL;
+	struct tp_diags diags = { 0 }, warnings = { 0 };
+	struct strbuf sb = { 0 };
+	int r, s, status;
+
+	r = policy_load_diags(path, &policy, &diags);
+	status = r < 0 ? TETHER_EXIT_INVALID : TETHER_EXIT_OK;
+	s = r < 0 ? 0 : collect_warnings(path, &warnings);
+	s = s ?: sb_printf(&sb, "{");
+	s = s ?: json_input_members(&sb, policy_input_name(path), policy, &diags, r, &warnings);
+	s = s ?: sb_printf(&sb, ",\"acknowledged_gaps\":[");
+	for (size_t i = 0; policy && i < policy->gap_count && !s; i++) {
+		s = i ? sb_printf(&sb, ",") : 0;
+		s = s ?: json_str(&sb, policy->gaps[i]);
+	}
+	s = s ?: sb_printf(&sb, "]");
+	if (!s && contract && policy) {
+		r = check_contract(contract, path, &sb);
+		if (r == -ENOMEM)
+			s = r;
+		else if (r < 0)
+			status = TETHER_EXIT_INVALID;
+	} else if (!s) {
+		s = sb_printf(&sb, ",\"contract\":null");
+	}
+	s = s ?: sb_printf(&sb, "}\n");
+	if (s == 0 && fwrite(sb.data, 1, sb.len, stdout) != sb.len)
+		s = -EIO;
+	if (s < 0) {
+		fprintf(stderr, "tether check: writing the JSON answer: %s\n", strerror(-s));
+		status = TETHER_EXIT_INVALID;
+	}
+	sb_free(&sb);
+	tp_diags_free(&warnings);
+	tp_diags_free(&diags);
+	tp_policy_free(policy);
+	return status;
 }
 
 int cmd_check(int argc, char **argv)
@@ -89,22 +230,26 @@ int cmd_check(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "report", no_argument, NULL, 'r' },
 		{ "contract", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *contract = NULL;
+	const char *contract = NULL, *path, *name;
 	struct tp_policy *policy = NULL;
-	bool report = false;
+	bool report = false, json = false;
 	int c, r, status = TETHER_EXIT_OK;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "rc:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "rc:jh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			report = true;
 			break;
 		case 'c':
 			contract = optarg;
+			break;
+		case 'j':
+			json = true;
 			break;
 		case 'h':
 			fputs(check_usage, stdout);
@@ -118,20 +263,33 @@ int cmd_check(int argc, char **argv)
 		fputs(check_usage, stderr);
 		return TETHER_EXIT_USAGE;
 	}
-	if (contract && is_compiled_policy(argv[optind])) {
-		fprintf(stderr, "tether check: --contract compares the envelope itself (YAML) with "
-				"the contract, not a compiled policy: give %s's source\n",
-			argv[optind]);
+	path = argv[optind];
+	name = policy_input_name(path);
+	if (json && report) {
+		fprintf(stderr, "tether check: the guarantee report has no JSON form yet; use "
+				"--report without --json\n");
 		return TETHER_EXIT_USAGE;
 	}
-	if (policy_load(argv[optind], &policy) < 0)
+	if (contract && policy_path_is_stdin(contract) && policy_path_is_stdin(path)) {
+		fprintf(stderr, "tether check: the contract and the envelope cannot both be "
+				"standard input (-)\n");
+		return TETHER_EXIT_USAGE;
+	}
+	if (contract && is_compiled_policy(path)) {
+		fprintf(stderr, "tether check: --contract compares the envelope itself (YAML) with "
+				"the contract, not a compiled policy: give %s's source\n",
+			name);
+		return TETHER_EXIT_USAGE;
+	}
+	if (json)
+		return check_json(path, contract);
+	if (policy_load(path, &policy) < 0)
 		return TETHER_EXIT_INVALID;
-	printf("%s: ok\n", argv[optind]);
-	if (!is_compiled_policy(argv[optind]))
-		print_warnings(argv[optind]);
+	printf("%s: ok\n", name);
+	print_warnings(path);
 	r = policy_print_digest(policy, stdout);
 	if (r < 0) {
-		fprintf(stderr, "tether check: encoding the policy of %s: %s\n", argv[optind],
+		fprintf(stderr, "tether check: encoding the policy of %s: %s\n", name,
 			strerror(-r));
 		status = TETHER_EXIT_INVALID;
 	}
@@ -145,7 +303,7 @@ int cmd_check(int argc, char **argv)
 	if (report && tp_report_write(policy, stdout) < 0)
 		status = TETHER_EXIT_INVALID;
 	tp_policy_free(policy);
-	if (contract && check_contract(contract, argv[optind]) < 0)
+	if (contract && check_contract(contract, path, NULL) < 0)
 		status = TETHER_EXIT_INVALID;
 	return status;
 }

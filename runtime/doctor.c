@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,11 +12,13 @@
 #include "loader/loader.h"
 #include "runtime/cgroup.h"
 #include "runtime/doctor.h"
+#include "runtime/json.h"
 
 #define BPF_FS_MAGIC 0xcafe4a11
 #define PROC_CGROUP_INIT_INO 0xEFFFFFFBu	/* include/linux/proc_ns.h */
 
 static const char *const check_names[DOCTOR_NCHECKS] = {
+	[DOCTOR_ROOT] = "root directory",
 	[DOCTOR_LSM] = "BPF LSM active",
 	[DOCTOR_BTF] = "kernel BTF",
 	[DOCTOR_CGROUP2] = "cgroup2 hierarchy",
@@ -35,6 +38,121 @@ static void set(struct doctor_check *c, bool ok, const char *fix, const char *fm
 	vsnprintf(c->detail, sizeof(c->detail), fmt, ap);
 	va_end(ap);
 	snprintf(c->fix, sizeof(c->fix), "%s", fix ? fix : "");
+}
+
+/* What --json calls each check: stable identifiers, documented in docs/envelope.md. */
+static const char *const check_ids[DOCTOR_NCHECKS] = {
+	[DOCTOR_ROOT] = "root",
+	[DOCTOR_LSM] = "bpf_lsm",
+	[DOCTOR_BTF] = "btf",
+	[DOCTOR_CGROUP2] = "cgroup2",
+	[DOCTOR_BPFFS] = "bpffs",
+	[DOCTOR_LSM_LOAD] = "bpf_lsm_load",
+};
+
+int doctor_mount_point(FILE *mountinfo, uint64_t mnt_id, char *point, size_t size)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	int r = -ENOENT;
+
+	while (r == -ENOENT && getline(&line, &cap, mountinfo) > 0) {
+		/* id parent major:minor root mount_point options [optional...] - fstype ... */
+		char *fields[5], *save = NULL, *tok, *end;
+		unsigned long long id;
+		int n = 0;
+
+		for (tok = strtok_r(line, " \n", &save); tok && n < 5;
+		     tok = strtok_r(NULL, " \n", &save))
+			fields[n++] = tok;
+		if (n < 5)
+			continue;
+		errno = 0;
+		id = strtoull(fields[0], &end, 10);
+		if (errno || *end || (mnt_id ? id != mnt_id : strcmp(fields[4], "/") != 0))
+			continue;
+		/* Shown in messages: the kernel escapes blanks and '\\' only. */
+		for (char *c = fields[4]; *c; c++)
+			if ((unsigned char)*c < 0x20 || (unsigned char)*c == 0x7f)
+				*c = '?';
+		snprintf(point, size, "%s", fields[4]);
+		r = 0;
+	}
+	free(line);
+	return r;
+}
+
+/* The mount id of `path` (statx, Linux 5.8+); 0 when the kernel does not say. */
+static uint64_t mount_id_of(const char *path)
+{
+	struct statx stx;
+
+	if (statx(AT_FDCWD, path, 0, STATX_MNT_ID, &stx) < 0)
+		return 0;
+	return (stx.stx_mask & STATX_MNT_ID) ? stx.stx_mnt_id : 0;
+}
+
+/*
+ * The BPF path walk (bpf/lib/path.h) names a file from the root of the
+ * caller's mount namespace, and the controller resolves the policy's paths
+ * from its own root directory.  In a chroot the two differ: every name the
+ * kernel builds has the chroot's own path in front, no rule matches, and
+ * the run could not even execute its command.  So "/" must be the
+ * namespace's "/", which /proc/PID/mountinfo tells, since it shows mount
+ * points as seen from PID's root, and lists only the mounts whose root is
+ * reachable from there:
+ *   - our own: the mount statx() names for "/" must be listed, at "/".  In
+ *     a chroot into a directory, the usual kind, it is not listed at all;
+ *   - pid 1's, where it lists that mount (mount ids are unique across
+ *     namespaces, so then pid 1 shares our namespace, and its root is the
+ *     namespace's): it must be at "/" there too.  A chroot onto a mount
+ *     point (schroot binds the tree on one) shows there where it is.
+ * A container is not a chroot: pivot_root(2) makes its root the root of
+ * its own namespace, and a root mounted over "/" (switch_root) is "/" to
+ * the walk as well; both checks pass there.
+ */
+static void check_root(struct doctor_check *c)
+{
+	static const char fix[] =
+		"run tether outside the chroot; to give runs a tree of their own, make it the "
+		"root of a mount namespace (unshare -m, then pivot_root, as container runtimes "
+		"do) instead of chroot";
+	uint64_t mnt_id = mount_id_of("/");
+	char point[512];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	int r;
+
+	if (!f) {
+		set(c, false, "mount procfs at /proc (mount -t proc proc /proc); in a chroot, run "
+			      "tether outside it",
+		    "cannot read /proc/self/mountinfo to tell whether / is the root of the mount "
+		    "namespace or a chroot: %s", strerror(errno));
+		return;
+	}
+	r = doctor_mount_point(f, mnt_id, point, sizeof(point));
+	fclose(f);
+	if (r < 0 || strcmp(point, "/") != 0) {
+		set(c, false, fix,
+		    "/ is not the root of this process's mount namespace (/proc/self/mountinfo does "
+		    "not list its mount as /): tether is in a chroot, and the kernel names files "
+		    "from the namespace's root, so no path rule would match and a run could not "
+		    "even execute its command");
+		return;
+	}
+	f = mnt_id ? fopen("/proc/1/mountinfo", "re") : NULL;
+	r = f ? doctor_mount_point(f, mnt_id, point, sizeof(point)) : -ENOENT;
+	if (f)
+		fclose(f);
+	if (r == 0 && strcmp(point, "/") != 0) {
+		set(c, false, fix,
+		    "/ is not the root of this process's mount namespace (its mount is at %s in "
+		    "/proc/1/mountinfo): tether is in a chroot, and the kernel names files from "
+		    "the namespace's root, so no path rule would match and a run could not even "
+		    "execute its command", point);
+		return;
+	}
+	set(c, true, NULL, "/ is the root of the mount namespace%s",
+	    r == 0 ? " (as pid 1 sees it too)" : "");
 }
 
 static void check_lsm(struct doctor_check *c)
@@ -150,6 +268,7 @@ static void check_load(struct doctor_check *c)
 void doctor_run(struct doctor_report *rep, bool try_load)
 {
 	memset(rep, 0, sizeof(*rep));
+	check_root(&rep->checks[DOCTOR_ROOT]);
 	check_lsm(&rep->checks[DOCTOR_LSM]);
 	check_btf(&rep->checks[DOCTOR_BTF]);
 	check_cgroup2(&rep->checks[DOCTOR_CGROUP2], rep->cgroup2_mount, sizeof(rep->cgroup2_mount));
@@ -183,4 +302,26 @@ void doctor_print(const struct doctor_report *rep, FILE *out)
 	}
 	fprintf(out, "%s\n", doctor_ok(rep) ? "tether can confine runs on this host"
 					     : "tether cannot confine runs on this host");
+}
+
+int doctor_json(const struct doctor_report *rep, struct strbuf *sb)
+{
+	size_t n = 0;
+	int r = sb_printf(sb, "{\"ok\":%s,\"checks\":[", doctor_ok(rep) ? "true" : "false");
+
+	for (int i = 0; i < DOCTOR_NCHECKS && !r; i++) {
+		const struct doctor_check *c = &rep->checks[i];
+
+		if (c->skipped)
+			continue;
+		r |= sb_printf(sb, "%s{\"name\":\"%s\",\"ok\":%s,\"detail\":", n++ ? "," : "",
+			       check_ids[i], c->ok ? "true" : "false");
+		r |= sb_json_string(sb, c->detail, sizeof(c->detail));
+		r |= sb_printf(sb, ",\"fix\":");
+		r |= !c->ok && c->fix[0] ? sb_json_string(sb, c->fix, sizeof(c->fix))
+					 : sb_printf(sb, "null");
+		r |= sb_printf(sb, "}");
+	}
+	r |= sb_printf(sb, "]}");
+	return r ? -ENOMEM : 0;
 }

@@ -1,11 +1,98 @@
 // SPDX-License-Identifier: GPL-2.0
 /* What the policy verbs (and tether run) share: loading a policy, printing what is wrong with it. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "policyc/policy.h"
 #include "runtime/tether.h"
+
+/*
+ * Standard input, read once and kept: a verb that needs the envelope's
+ * bytes twice (check --contract parses the envelope again) gets the same
+ * bytes.  At most TP_POLICY_MAX_BYTES, the limit of a file.
+ */
+static struct {
+	bool read;
+	int error;		/* 0, or the negative errno reading failed with */
+	char *data;
+	size_t len;
+} stdin_input;
+
+bool policy_path_is_stdin(const char *path)
+{
+	return path && strcmp(path, "-") == 0;
+}
+
+const char *policy_input_name(const char *path)
+{
+	return policy_path_is_stdin(path) ? POLICY_STDIN_NAME : path;
+}
+
+int policy_read_stdin(const char **data, size_t *len, struct tp_diags *diags)
+{
+	size_t capacity = 0;
+	int r;
+
+	if (!stdin_input.read) {
+		stdin_input.read = true;
+		for (;;) {
+			ssize_t n;
+
+			if (stdin_input.len == capacity) {
+				size_t grown = capacity ? capacity * 2 : 65536;
+				char *p;
+
+				/* One byte over the limit is enough to know it is over. */
+				if (capacity > TP_POLICY_MAX_BYTES) {
+					stdin_input.error = -EFBIG;
+					break;
+				}
+				if (grown > (size_t)TP_POLICY_MAX_BYTES + 1)
+					grown = (size_t)TP_POLICY_MAX_BYTES + 1;
+				p = realloc(stdin_input.data, grown + 1);
+				if (!p) {
+					stdin_input.error = -ENOMEM;
+					break;
+				}
+				stdin_input.data = p;
+				capacity = grown;
+			}
+			n = read(STDIN_FILENO, stdin_input.data + stdin_input.len,
+				 capacity - stdin_input.len);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0) {
+				stdin_input.error = -errno;
+				break;
+			}
+			if (n == 0)
+				break;
+			stdin_input.len += (size_t)n;
+		}
+		if (!stdin_input.error && stdin_input.len > TP_POLICY_MAX_BYTES)
+			stdin_input.error = -EFBIG;
+		if (stdin_input.data)
+			stdin_input.data[stdin_input.len] = '\0';
+	}
+	if (stdin_input.error == -EFBIG)
+		r = tp_diags_add(diags, POLICY_STDIN_NAME, 0, 0,
+				 "the input is over the limit of %u bytes", TP_POLICY_MAX_BYTES);
+	else if (stdin_input.error)
+		r = tp_diags_add(diags, POLICY_STDIN_NAME, 0, 0, "cannot read: %s",
+				 strerror(-stdin_input.error));
+	else
+		r = 0;
+	if (r < 0)
+		return r;
+	if (stdin_input.error)
+		return stdin_input.error;
+	*data = stdin_input.data ? stdin_input.data : "";
+	*len = stdin_input.len;
+	return 0;
+}
 
 /* Prints every diagnostic (or the bare error) to stderr. */
 void policy_print_diags(const struct tp_diags *diags, const char *path, int error)
@@ -15,14 +102,26 @@ void policy_print_diags(const struct tp_diags *diags, const char *path, int erro
 	if (diags->count && tp_diags_format(diags, &text) == 0)
 		fputs(text, stderr);
 	else
-		fprintf(stderr, "%s: error: %s\n", path, strerror(-error));
+		fprintf(stderr, "%s: error: %s\n", policy_input_name(path), strerror(-error));
 	free(text);
+}
+
+int policy_load_diags(const char *path, struct tp_policy **out, struct tp_diags *diags)
+{
+	const char *data;
+	size_t len;
+	int r;
+
+	if (!policy_path_is_stdin(path))
+		return tp_policy_load_file(path, out, diags);
+	r = policy_read_stdin(&data, &len, diags);
+	return r < 0 ? r : tp_policy_load(POLICY_STDIN_NAME, data, len, out, diags);
 }
 
 int policy_load(const char *path, struct tp_policy **out)
 {
 	struct tp_diags diags = { 0 };
-	int r = tp_policy_load_file(path, out, &diags);
+	int r = policy_load_diags(path, out, &diags);
 
 	if (r < 0)
 		policy_print_diags(&diags, path, r);

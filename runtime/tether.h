@@ -39,10 +39,26 @@ int cmd_explain(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 
 struct tp_policy;
-/* Loads an envelope or a compiled policy; prints every problem to stderr. */
-int policy_load(const char *path, struct tp_policy **out);
-
 struct tp_diags;
+
+/*
+ * "-" for an input path is standard input, named POLICY_STDIN_NAME in
+ * diagnostics ("<stdin>:3:5: error: ..."); it is read once, to its end,
+ * and every later "-" gets the same bytes.
+ */
+#define POLICY_STDIN_NAME "<stdin>"
+bool policy_path_is_stdin(const char *path);
+/* The name diagnostics give `path`: POLICY_STDIN_NAME for "-". */
+const char *policy_input_name(const char *path);
+/* Standard input's bytes (NUL-terminated; at most TP_POLICY_MAX_BYTES), or a
+ * negative errno with a line-0 diagnostic. */
+int policy_read_stdin(const char **data, size_t *len, struct tp_diags *diags);
+
+/* Loads an envelope or a compiled policy, from a file or "-"; prints every problem to stderr. */
+int policy_load(const char *path, struct tp_policy **out);
+/* The same, with the problems left in `diags` and nothing printed. */
+int policy_load_diags(const char *path, struct tp_policy **out, struct tp_diags *diags);
+
 /* Prints every diagnostic (or, when there is none, the bare error) to stderr. */
 void policy_print_diags(const struct tp_diags *diags, const char *path, int error);
 /* "policy sha256:..." and a newline to out.  0 or a negative errno. */

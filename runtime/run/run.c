@@ -386,6 +386,14 @@ static int setup(struct run *run, struct run_error *err)
 						"creates cgroups and writes pinned maps");
 	/* Cheap checks first; the trial load happens below as the real load. */
 	doctor_run(&rep, false);
+	/* Said first: in a chroot the other checks fail too, for want of /sys. */
+	if (!rep.checks[DOCTOR_ROOT].ok) {
+		char why[sizeof(rep.checks[0].detail) + sizeof(rep.checks[0].fix) + 2];
+
+		snprintf(why, sizeof(why), "%s; %s", rep.checks[DOCTOR_ROOT].detail,
+			 rep.checks[DOCTOR_ROOT].fix);
+		return refuse(err, &rep, EOPNOTSUPP, why);
+	}
 	if (!doctor_ok(&rep))
 		return refuse(err, &rep, EOPNOTSUPP, "this host cannot enforce the envelope");
 	r = run_prepare_workspace(run, err);

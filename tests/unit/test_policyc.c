@@ -608,21 +608,161 @@ Test(policyc, yaml_syntax_errors_carry_libyaml_problem_and_mark)
 			  "column 11)");
 	fini();
 	/* Reader errors give an offset, not a mark: the position is computed from it. */
-	expect_only_error("sandbox:\n  fs: caf\xc3\xa9 \xff\n", 2, 12,
-			  "invalid leading UTF-8 octet (0xff)");
-	fini();
 	expect_only_error("sandbox:\n  fs: \x1b[31m\n", 2, 7,
 			  "control characters are not allowed (0x1b)");
+}
+
+#define UTF8_HINT ": an envelope is UTF-8 text; save the file as UTF-8"
+#define LATIN1_HINT UTF8_HINT " (from Latin-1: iconv -f LATIN1 -t UTF-8)"
+
+/*
+ * Text that is not UTF-8 is reported at the first byte of the broken
+ * character, which the message names (libyaml's own message named, for a
+ * broken continuation, the byte after it, and the column was one late).
+ */
+Test(policyc, bytes_that_are_not_utf8_are_named_where_they_are)
+{
+	expect_only_error("sandbox:\n  fs: caf\xc3\xa9 \xff\n", 2, 12,
+			  "byte 0xff is not UTF-8 (no character starts with it)" LATIN1_HINT);
+	fini();
+	/* Latin-1 "café/": 0xe9 starts a three-byte character, '/' does not continue it */
+	expect_only_error("sandbox:\n  fs: /caf\xe9/x\n", 2, 11,
+			  "byte 0xe9 is not UTF-8 here (it starts a character that 0x2f does not "
+			  "continue)" LATIN1_HINT);
+	fini();
+	/* the break two bytes in: still the first byte's position */
+	expect_only_error("sandbox:\n  fs: \xf0\x9fx\n", 2, 7,
+			  "byte 0xf0 is not UTF-8 here (it starts a character that 0x78 does not "
+			  "continue)" LATIN1_HINT);
+	fini();
+	/* cut short by the end of the text, and by a line break before it */
+	expect_only_error("sandbox:\n  fs: caf\xe9", 2, 10,
+			  "byte 0xe9 is not UTF-8 here (it starts a character, and the text ends "
+			  "inside it)" LATIN1_HINT);
+	fini();
+	expect_only_error("sandbox:\n  fs: caf\xe9\n", 2, 10,
+			  "byte 0xe9 is not UTF-8 here (it starts a character that 0x0a does not "
+			  "continue)" LATIN1_HINT);
+	fini();
+	/* characters after a valid multi-byte one count as one column each */
+	expect_only_error("sandbox:\n  f\xc3\xa9: \xc0\xaf\n", 2, 7,
+			  "bytes 0xc0 0xaf are not UTF-8 (an overlong form: a character in more "
+			  "bytes than it needs)" UTF8_HINT);
+	fini();
+	expect_only_error("sandbox:\n  fs: \xed\xa0\x80\n", 2, 7,
+			  "bytes 0xed 0xa0 0x80 are not UTF-8 (they encode U+D800, a UTF-16 "
+			  "surrogate, not a character)" UTF8_HINT);
 }
 
 Test(policyc, utf16_is_not_guessed)
 {
 	static const char text[] = "\xff\xfes\0a\0";
+	static const char message[] =
+		"the envelope is UTF-16 (it starts with a UTF-16 byte order mark): it must be "
+		"UTF-8 text; convert it, for example with iconv -f UTF-16 -t UTF-8";
 
-	/* The NUL check comes first; without NULs a UTF-16 BOM is invalid UTF-8. */
+	/* Said before the NUL bytes UTF-16 text is full of. */
 	cr_assert_eq(parse_len(text, sizeof(text) - 1), -EINVAL);
+	expect_diag(0, 1, 1, message);
+	cr_expect_eq(diags.count, 1);
 	fini();
-	expect_only_error("\xff\xfe", 1, 1, "invalid leading UTF-8 octet (0xff)");
+	expect_only_error("\xfe\xff", 1, 1, message);
+	fini();
+	/* a 0xff elsewhere is only a byte that is not UTF-8 */
+	expect_only_error("\xff", 1, 1, "byte 0xff is not UTF-8 (no character starts with it)"
+			  LATIN1_HINT);
+}
+
+/*
+ * A UTF-8 byte order mark is skipped: the envelope means what it means
+ * without one, and positions are those an editor shows, which does not
+ * show the mark.  libyaml, told the text is UTF-8, took the mark for a
+ * character of line 1: its columns were one off there, and a top-level
+ * key on a later line fell outside the top-level mapping.
+ */
+Test(policyc, utf8_byte_order_mark_is_skipped)
+{
+	static const char bom[] = "\xef\xbb\xbf";
+	char text[512];
+
+	snprintf(text, sizeof(text), "%s%s", bom, VALID);
+	cr_assert_eq(parse(text), 0, "%s", diags.count ? diags.items[0].message : "");
+	cr_expect_str_eq(env->workspace_path, "/tmp/tether-demo/workspace");
+	fini();
+	snprintf(text, sizeof(text), "%s---\n%s", bom, VALID);
+	cr_assert_eq(parse(text), 0, "%s", diags.count ? diags.items[0].message : "");
+	fini();
+	/* positions on line 1 and on later lines, from the tree, libyaml and the reader */
+	snprintf(text, sizeof(text), "%ssandbox: 1\n", bom);
+	expect_only_error(text, 1, 10, "'sandbox' must be a mapping, got a scalar");
+	fini();
+	snprintf(text, sizeof(text), "%s%sversion: 1\nfoo: 1\n", bom, VALID);
+	cr_assert_eq(parse(text), -EINVAL);
+	expect_diag(0, 8, 1, "unknown key 'foo' at the top level (expected one of: " TOP_KEYS ")");
+	fini();
+	snprintf(text, sizeof(text), "%ssandbox: [\xff]\n", bom);
+	expect_only_error(text, 1, 11, "byte 0xff is not UTF-8 (no character starts with it)"
+			  LATIN1_HINT);
+	fini();
+	snprintf(text, sizeof(text), "%ssandbox:\n  fs: \x1b\n", bom);
+	expect_only_error(text, 2, 7, "control characters are not allowed (0x1b)");
+	fini();
+	snprintf(text, sizeof(text), "%ssa\n", bom);
+	cr_assert_eq(parse_len(text, strlen(text) + 1), -EINVAL);	/* with the NUL */
+	expect_diag(0, 2, 1, "NUL byte in the envelope: YAML text cannot contain one");
+}
+
+/*
+ * libyaml's messages for three everyday mistakes become what to write
+ * instead, at the offending value: a tab, a wildcard hostname read as an
+ * alias, an IPv6 address with a port read as a flow sequence.
+ */
+Test(policyc, yaml_mistakes_get_a_hint)
+{
+	static const char tab[] = "a tab character: YAML indents with spaces only; replace the "
+				  "tab with spaces";
+
+	expect_only_error("sandbox:\n\tfilesystem: {}\n", 2, 1, tab);
+	fini();
+	expect_only_error("sandbox:\n  filesystem:\n  \troot: read_only\n", 3, 3, tab);
+	fini();
+	/* a block scalar's indentation: libyaml's other tab message */
+	expect_only_error("sandbox:\n  runtime_revision: |\n\tx\n", 3, 1, tab);
+	fini();
+	expect_only_error(MINIMAL "  network_egress:\n    allowed_destinations:\n"
+			  "      - *.example.org:443\n", 8, 9,
+			  "a plain value cannot start with '*' (YAML reads an alias): quote it "
+			  "(\"*.example.org:443\")");
+	fini();
+	expect_only_error("x: [a, *.b, c]\n", 1, 8,
+			  "a plain value cannot start with '*' (YAML reads an alias): quote it "
+			  "(\"*.b\")");
+	fini();
+	expect_only_error(MINIMAL "  network_egress:\n    allowed_destinations:\n"
+			  "      - [2001:db8::1]:443  # the proxy\n", 8, 9,
+			  "a plain value cannot start with '[' (YAML reads a flow sequence, which "
+			  "ends at the ']'): quote it (\"[2001:db8::1]:443\")");
+	fini();
+	/* in a flow mapping, the same mistake and the same words */
+	expect_only_error(MINIMAL "  network_egress:\n    allowed_destinations:\n"
+			  "      - {host: [2001:db8::1]:443}\n", 8, 16,
+			  "a plain value cannot start with '[' (YAML reads a flow sequence, which "
+			  "ends at the ']'): quote it (\"[2001:db8::1]:443\")");
+	fini();
+	/* in a flow sequence it reads as a one-pair mapping: the key is a sequence */
+	cr_assert_eq(parse(MINIMAL "  network_egress:\n    allowed_destinations: [a.org, "
+			   "[2001:db8::1]:443]\n"), -EINVAL);
+	expect_diag(0, 7, 35, "a plain value cannot start with '[' (YAML reads a flow sequence, "
+		    "and the ':' after it makes that a mapping key): quote it "
+		    "(\"[2001:db8::1]:443\")");
+	fini();
+	/* without a port after the ']', libyaml's words stay */
+	expect_only_error("x:\n  - [a]:b\n", 2, 8,
+			  "did not find expected '-' indicator (while parsing a block collection at "
+			  "line 2, column 3)");
+	fini();
+	cr_assert_eq(parse("sandbox: {[a]: 1}\n"), -EINVAL);
+	expect_diag(1, 1, 11, "mapping keys must be scalars, got a sequence");
 }
 
 Test(policyc, failure_leaves_output_untouched)
