@@ -41,6 +41,26 @@ srun() {
 # no denial of any kind (the LSM hooks' and the network hooks')
 clean() { ! grep -q '"decision":"deny"' "$1"; }
 
+# bg_start ID SETUP CHECK: a run that does SETUP, says it is ready, waits
+# until bg_stop, then exits with CHECK's status; BG is its tether's pid.
+bg_start() {
+	rm -f "$WS/$1.ready" "$WS/$1.stop" "$T/$1.audit"
+	tether run --envelope "$ENV" --run-id "$1" --audit "$T/$1.audit" -- /bin/sh -c "
+		$2; touch $WS/$1.ready
+		i=0; while [ ! -e $WS/$1.stop ] && [ \$i -lt 600 ]; do sleep 0.05; i=\$((i + 1)); done
+		$3" > "$T/$1.out" 2>&1 &
+	BG=$!
+	i=0
+	while [ ! -e "$WS/$1.ready" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+}
+# bg_stop ID: ends it; BG_RC is its status.
+bg_stop() {
+	touch "$WS/$1.stop"
+	wait "$BG"
+	BG_RC=$?
+	rm -f "$WS/$1.ready" "$WS/$1.stop"
+}
+
 # --- /tmp, /var/tmp, HOME ----------------------------------------------------------
 echo host > /tmp/host-file
 echo host > /var/tmp/host-file
@@ -73,15 +93,9 @@ else
 fi
 
 # --- another run's /tmp and /dev/shm are out of reach ---------------------------
-rm -f "$WS/a.ready" "$WS/a.stop"
-tether run --envelope "$ENV" --run-id sc3a --audit "$T/sc3a.audit" -- /bin/sh -c "
-	echo a > /tmp/mine; echo a > /dev/shm/tether-a; touch $WS/a.ready
-	i=0; while [ ! -e $WS/a.stop ] && [ \$i -lt 600 ]; do sleep 0.05; i=\$((i + 1)); done
-	[ \"\$(cat /tmp/mine /dev/shm/tether-a)\" = 'a
-a' ]" > "$T/sc3a.out" 2>&1 &
-ap=$!
-i=0
-while [ ! -e "$WS/a.ready" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+bg_start sc3a "echo a > /tmp/mine; echo a > /dev/shm/tether-a" \
+	"[ \"\$(cat /tmp/mine /dev/shm/tether-a)\" = 'a
+a' ]"
 apid=$(cat /sys/fs/cgroup/tether/sc3a/cgroup.procs 2>/dev/null | head -n 1)
 srun sc3b "$ENV" "
 	[ ! -e /tmp/mine ] || exit 10
@@ -89,17 +103,14 @@ srun sc3b "$ENV" "
 	echo b > /tmp/mine || exit 12
 	$BIN/fsprobe EACCES read /proc/$apid/root/tmp/mine || exit 13
 	$BIN/fsprobe EACCES write /proc/$apid/root/dev/shm/tether-a || exit 14"
-touch "$WS/a.stop"
-wait $ap
-arc=$?
-if [ -n "$apid" ] && [ "$RC" -eq 0 ] && [ "$arc" -eq 0 ] && clean "$T/sc3a.audit" &&
+bg_stop sc3a
+if [ -n "$apid" ] && [ "$RC" -eq 0 ] && [ "$BG_RC" -eq 0 ] && clean "$T/sc3a.audit" &&
 	[ "$(grep -c '"decision":"deny"' "$T/sc3b.audit")" -eq 2 ] &&
 	[ "$(grep -c '"kind":"proc","op":"ptrace","path":"","decision":"deny","errno":"EPERM","reason":"forbidden"' "$T/sc3b.audit")" -eq 2 ]; then
 	pass "two runs at once: neither sees the other's /tmp or /dev/shm, not even through /proc/PID/root"
 else
-	fail "another run's /tmp and /dev/shm" "exit $RC/$arc, pid '$apid': $(cat "$T/sc3b.out") $(cat "$T/sc3b.audit")"
+	fail "another run's /tmp and /dev/shm" "exit $RC/$BG_RC, pid '$apid': $(cat "$T/sc3b.out") $(cat "$T/sc3b.audit")"
 fi
-rm -f "$WS/a.ready" "$WS/a.stop"
 
 # --- the run cannot uncover the host's /tmp ---------------------------------------
 srun sc4 "$ENV" "umount /tmp; umount -l /dev/shm; [ ! -e /tmp/host-file ]"
@@ -159,49 +170,30 @@ else
 fi
 
 # --- another run's listener is not the run's own -------------------------------------
-rm -f "$WS/l.ready" "$WS/l.stop"
-tether run --envelope "$ENV" --run-id sc9a --audit "$T/sc9a.audit" -- /bin/sh -c "
-	$BIN/netsink -d 127.0.0.1 7804 /tmp/l.log > /dev/null; touch $WS/l.ready
-	i=0; while [ ! -e $WS/l.stop ] && [ \$i -lt 600 ]; do sleep 0.05; i=\$((i + 1)); done
-	[ ! -s /tmp/l.log ]" > "$T/sc9a.out" 2>&1 &
-lp=$!
-i=0
-while [ ! -e "$WS/l.ready" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+bg_start sc9a "$BIN/netsink -d 127.0.0.1 7804 /tmp/l.log > /dev/null" "[ ! -s /tmp/l.log ]"
 srun sc9b "$ENV" "$BIN/netprobe EPERM tcp-connect 127.0.0.1 7804"
-touch "$WS/l.stop"
-wait $lp
-lrc=$?
-if [ "$RC" -eq 0 ] && [ "$lrc" -eq 0 ] &&
+bg_stop sc9a
+if [ "$RC" -eq 0 ] && [ "$BG_RC" -eq 0 ] &&
 	grep -q '"op":"connect",.*"port":7804,.*"decision":"deny","errno":"EPERM"' "$T/sc9b.audit"; then
 	pass "another run's loopback listener is refused (EPERM, recorded), and nothing reached it"
 else
-	fail "another run's listener" "exit $RC/$lrc: $(cat "$T/sc9b.audit") $(cat "$T/sc9a.out")"
+	fail "another run's listener" "exit $RC/$BG_RC: $(cat "$T/sc9b.audit") $(cat "$T/sc9a.out")"
 fi
-rm -f "$WS/l.ready" "$WS/l.stop"
 
 # --- a host client cannot reach the run's listener: dropped, and said ------------
-rm -f "$WS/h.ready" "$WS/h.stop"
-tether run --envelope "$ENV" --run-id sc10 --audit "$T/sc10.audit" -- /bin/sh -c "
-	$BIN/netsink -d 127.0.0.1 7805 /tmp/h.log > /dev/null; touch $WS/h.ready
-	i=0; while [ ! -e $WS/h.stop ] && [ \$i -lt 600 ]; do sleep 0.05; i=\$((i + 1)); done
-	[ ! -s /tmp/h.log ]" > "$T/sc10.out" 2>&1 &
-hp=$!
-i=0
-while [ ! -e "$WS/h.ready" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+bg_start sc10 "$BIN/netsink -d 127.0.0.1 7805 /tmp/h.log > /dev/null" "[ ! -s /tmp/h.log ]"
 timeout 10 "$BIN/netprobe" ok tcp-send 127.0.0.1 7805 10 > "$T/sc10.client" 2>&1
 crc=$?
-touch "$WS/h.stop"
-wait $hp
-hrc=$?
-if [ "$crc" -ne 0 ] && [ "$hrc" -eq 0 ] &&
+bg_stop sc10
+if [ "$crc" -ne 0 ] && [ "$BG_RC" -eq 0 ] &&
 	[ "$(grep -c '"op":"ingress"' "$T/sc10.audit")" -eq 1 ] &&
 	grep -q '"kind":"net","op":"ingress",.*"decision":"deny","errno":"EPERM","reason":"default_deny"' "$T/sc10.audit" &&
 	grep -qE '"ingress_dropped":[1-9]' "$T/sc10.audit"; then
 	pass "a host client's SYN to the run's listener is dropped, with one record for that peer and port"
 else
-	fail "host client to the run's listener" "client $crc run $hrc: $(cat "$T/sc10.audit")"
+	fail "host client to the run's listener" "client $crc run $BG_RC: $(cat "$T/sc10.audit")"
 fi
-rm -f "$WS/h.ready" "$WS/h.stop" /tmp/host-file /var/tmp/host-file
+rm -f /tmp/host-file /var/tmp/host-file
 kill "$host_sink" 2>/dev/null
 
 finish
