@@ -3,9 +3,10 @@
  * The kernel itself (BPF-LSM and one fexit): capabilities (refused before
  * and recorded after the capability module), bpf(), module, firmware and
  * kexec loads and module autoloads, perf_event_open, syslog(2), setting
- * the clock, userfaultfd and io_uring.  No rule grants any of it: a run that could would be the
- * kernel, or could detach tether.  Records: kind "capability" (path: the
- * capability's number) or "kernel", errno EPERM, reason forbidden.
+ * the clock, userfaultfd and io_uring.  No rule grants any of it: a run
+ * that could would be the kernel, or could detach tether.  Records: kind
+ * "capability" (path: the capability's number) or "kernel", errno EPERM,
+ * reason forbidden.
  */
 #include "bpf/lib/decide.h"
 
@@ -318,11 +319,11 @@ int BPF_PROG(tether_kernel_module_request, char *kmod_name, int ret)
  * Both make their file with a secure anonymous inode (anon_inode_getfd_secure
  * and friends), which asks this hook first: the userfaultfd(2) system call,
  * the USERFAULTFD_IOC_NEW ioctl of /dev/userfaultfd (6.1+) and
- * io_uring_setup(2) alike.  Seccomp runs before any LSM and would refuse
- * without a record, so these calls are kept out of the seccomp filter
- * (runtime/kernel_surface.h) and refused here.  Other users of secure anonymous
- * inodes (memfd_secret from 6.14, KVM's guest memory) are left alone.
- * path: the inode's name.
+ * io_uring_setup(2) alike, on 6.1 and 6.12.  Seccomp runs before any LSM
+ * and would refuse without a record, so these calls are kept out of the
+ * seccomp filter (runtime/kernel_surface.h) and refused here.  Other users
+ * of secure anonymous inodes (memfd_secret and KVM's guest memory on newer
+ * kernels) are matched by name and left alone.  path: the inode's name.
  */
 #define ANON_NAME_MAX	16
 
