@@ -2,10 +2,11 @@
 /*
  * The kernel itself (BPF-LSM and one fexit): capabilities (refused before
  * and recorded after the capability module), bpf(), module, firmware and
- * kexec loads and module autoloads, perf_event_open, syslog(2) and setting
- * the clock.  No rule grants any of it: a run that could would be the
- * kernel, or could detach tether.  Records: kind "capability" (path: the
- * capability's number) or "kernel", errno EPERM, reason forbidden.
+ * kexec loads and module autoloads, perf_event_open, syslog(2), setting
+ * the clock, userfaultfd and io_uring.  No rule grants any of it: a run
+ * that could would be the kernel, or could detach tether.  Records: kind
+ * "capability" (path: the capability's number) or "kernel", errno EPERM,
+ * reason forbidden.
  */
 #include "bpf/lib/decide.h"
 
@@ -305,4 +306,68 @@ int BPF_PROG(tether_kernel_module_request, char *kmod_name, int ret)
 	if (ret)
 		return ret;
 	return deny_kernel_load(TETHER_FS_MODULE_REQUEST, NULL, kmod_name);
+}
+
+/*
+ * userfaultfd and io_uring.  A userfaultfd lets its owner stall the kernel
+ * in the middle of a copy from user memory, for as long as it likes: the
+ * primitive that turns a race in the kernel into a reliable exploit, and
+ * UFFD_USER_MODE_ONLY (5.11+) needs no capability.  io_uring reaches much of
+ * the kernel through a second system call interface of its own, and has had
+ * more exploitable bugs than any other part of it.  No agent tool needs
+ * either (libuv and liburing users fall back when io_uring_setup fails).
+ * Both make their file with a secure anonymous inode (anon_inode_getfd_secure
+ * and friends), which asks this hook first: the userfaultfd(2) system call,
+ * the USERFAULTFD_IOC_NEW ioctl of /dev/userfaultfd (6.1+) and
+ * io_uring_setup(2) alike, on 6.1 and 6.12.  Seccomp runs before any LSM
+ * and would refuse without a record, so these calls are kept out of the
+ * seccomp filter (runtime/kernel_surface.h) and refused here.  Other users
+ * of secure anonymous inodes (memfd_secret and KVM's guest memory on newer
+ * kernels) are matched by name and left alone.  path: the inode's name.
+ */
+#define ANON_NAME_MAX	16
+
+/* Eight bytes of a name as the little-endian word they load as. */
+#define NAME_WORD(a, b, c, d, e, f, g, h)                                                   \
+	((__u64)(a) | (__u64)(b) << 8 | (__u64)(c) << 16 | (__u64)(d) << 24 |               \
+	 (__u64)(e) << 32 | (__u64)(f) << 40 | (__u64)(g) << 48 | (__u64)(h) << 56)
+
+/* Whether `name` (NUL-padded) is one of the inodes a run may not make. */
+static __always_inline bool refused_anon_inode(const __u64 name[2])
+{
+	/* "[userfaultfd]" */
+	if (name[0] == NAME_WORD('[', 'u', 's', 'e', 'r', 'f', 'a', 'u') &&
+	    name[1] == NAME_WORD('l', 't', 'f', 'd', ']', 0, 0, 0))
+		return true;
+	/* "[io_uring]" */
+	return name[0] == NAME_WORD('[', 'i', 'o', '_', 'u', 'r', 'i', 'n') &&
+	       name[1] == NAME_WORD('g', ']', 0, 0, 0, 0, 0, 0);
+}
+
+SEC("lsm/inode_init_security_anon")
+int BPF_PROG(tether_inode_init_security_anon, struct inode *inode, const struct qstr *name,
+	     const struct inode *context_inode, int ret)
+{
+	struct tether_fs_event *ev;
+	struct tether_run *run;
+	__u64 cgid, words[ANON_NAME_MAX / 8] = {};
+
+	if (ret)
+		return ret;
+	run = current_run(&cgid);
+	if (!run || !name)
+		return 0;
+	/* the string stays in words[]: a literal would be a second string in .rodata */
+	if (bpf_probe_read_kernel_str(words, sizeof(words), BPF_CORE_READ(name, name)) < 0)
+		return 0;
+	if (!refused_anon_inode(words))
+		return 0;
+	ev = reserve_fs_event(run, cgid, TETHER_FS_ANON_INODE, -EPERM, TETHER_REASON_FORBIDDEN, 0,
+			      0, 0);
+	if (!ev)
+		return -EPERM;
+	__builtin_memcpy(ev->path, words, sizeof(words));
+	ev->path[ANON_NAME_MAX - 1] = 0;
+	submit_fs_event(ev);
+	return -EPERM;
 }

@@ -190,6 +190,8 @@ static const struct required_hook proc_required[] = {
 static const struct required_hook kernel_required[] = {
 	{ "syslog", 1, "any supported kernel" },
 	{ "settime", 2, "any supported kernel" },
+	/* userfaultfd and io_uring instances: refused by this hook alone */
+	{ "inode_init_security_anon", 3, "Linux 5.12 or later" },
 	{ NULL },
 };
 

@@ -38,9 +38,13 @@ const char *const tp_term_names[TP_TERM_COUNT] = {
 const struct tp_field_info *const tp_fields[] = {
 	/* K */
 	ENFORCED("@syscalls", K,
-		 "seccomp filter (x86-64): the new mount API (fsopen, fsconfig, fsmount, "
-		 "move_mount, open_tree, fspick) and mount_setattr fail with EPERM; setns is "
-		 "refused by the dropped capabilities and recorded"),
+		 "every call the Docker and Podman default seccomp profiles refuse is refused "
+		 "(docs/kernel-surface.md): BPF-LSM inode_init_security_anon refuses userfaultfd "
+		 "and io_uring instances, recorded; the dropped capabilities refuse module, kexec, "
+		 "clock, swap, reboot and namespace calls, recorded; a seccomp filter (x86-64 and "
+		 "i386; x32 refused) fails the rest with EPERM, unrecorded: open_by_handle_at, "
+		 "request_key, the new mount API, NUMA policy, fanotify_init, quotactl, "
+		 "personality flags, obsolete calls"),
 	ENFORCED("@kernel_load", K,
 		 "BPF-LSM bpf, kernel_load_data, kernel_read_file, kernel_module_request: no bpf(), "
 		 "module, firmware or kexec image loads from a run; BPF-LSM perf_event_open, "

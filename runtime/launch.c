@@ -300,7 +300,7 @@ static int child_setup(const struct launch_spec *s, int go_fd, int *step)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return -1;
 	*step = LAUNCH_STEP_SECCOMP;
-	if (seccomp_deny_mount_api() < 0)
+	if (seccomp_install_run_filter() < 0)
 		return -1;
 	*step = LAUNCH_STEP_EXEC;
 	execvpe(s->argv[0], s->argv, s->envp);

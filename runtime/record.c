@@ -43,6 +43,7 @@ const char *record_fs_op_name(uint32_t op)
 		[TETHER_FS_USERNS] = "userns_create",	       [TETHER_FS_PERF_EVENT] = "perf_event_open",
 		[TETHER_FS_SYSLOG] = "syslog",		       [TETHER_FS_SETTIME] = "settime",
 		[TETHER_FS_KEY] = "keyctl",		       [TETHER_FS_TASK_CONTROL] = "task_control",
+		[TETHER_FS_ANON_INODE] = "anon_inode",
 	};
 
 	if (op < sizeof(names) / sizeof(names[0]) && names[op])

@@ -34,7 +34,7 @@ enum tether_event_kind {
 	TETHER_EVENT_NET	= 2,	/* cgroup-BPF egress and sockets (net body) */
 	TETHER_EVENT_PROC	= 3,	/* other processes: ptrace, signals, task_*, keys, userns */
 	TETHER_EVENT_CAPABILITY	= 4,	/* a refused capability */
-	TETHER_EVENT_KERNEL	= 5,	/* bpf(), module/firmware loads, perf, syslog, clock */
+	TETHER_EVENT_KERNEL	= 5,	/* bpf(), module/firmware loads, perf, syslog, clock, userfaultfd, io_uring */
 	TETHER_EVENT_UNIX	= 6,	/* unix socket peers */
 	TETHER_EVENT_NET_SOCKET	= 7,	/* BPF-LSM socket_create: kind "net", fs body */
 	TETHER_EVENT_DNS	= 8,	/* controller: the run's DNS proxy */
@@ -108,6 +108,9 @@ enum tether_fs_op {
 	/* scheduling, nice, I/O priority, CPU affinity, resource limits or memory
 	 * placement of a process outside the run; path is empty */
 	TETHER_FS_TASK_CONTROL = 44,
+	/* a userfaultfd or io_uring instance (a secure anonymous inode); path: its
+	 * name, "[userfaultfd]" or "[io_uring]" */
+	TETHER_FS_ANON_INODE = 45,
 };
 
 /*
@@ -133,6 +136,7 @@ static inline __attribute__((always_inline)) __u16 tether_fs_op_kind(__u32 op)
 	case TETHER_FS_PERF_EVENT:
 	case TETHER_FS_SYSLOG:
 	case TETHER_FS_SETTIME:
+	case TETHER_FS_ANON_INODE:
 		return TETHER_EVENT_KERNEL;
 	case TETHER_FS_UNIX_CONNECT:
 	case TETHER_FS_UNIX_SEND:

@@ -196,7 +196,8 @@ Test(audit, names_the_kernel_boundary_ops)
 	cr_assert_str_eq(record_fs_op_name(TETHER_FS_SETTIME), "settime");
 	cr_assert_str_eq(record_fs_op_name(TETHER_FS_KEY), "keyctl");
 	cr_assert_str_eq(record_fs_op_name(TETHER_FS_TASK_CONTROL), "task_control");
-	cr_assert_str_eq(record_fs_op_name(TETHER_FS_TASK_CONTROL + 1), "unknown");
+	cr_assert_str_eq(record_fs_op_name(TETHER_FS_ANON_INODE), "anon_inode");
+	cr_assert_str_eq(record_fs_op_name(TETHER_FS_ANON_INODE + 1), "unknown");
 }
 
 /* A key record: the description as the path, EACCES; a syslog action by number. */
@@ -224,6 +225,26 @@ Test(audit, formats_key_and_syslog_records)
 	got = format_after_time(&ev);
 	cr_assert_not_null(strstr(got, "\"op\":\"syslog\",\"path\":\"10\",\"decision\":\"deny\","
 					"\"errno\":\"EPERM\""), "%s", got);
+	free(got);
+}
+
+/* A userfaultfd or io_uring refusal: kind kernel, the inode's name as the path. */
+Test(audit, formats_anon_inode_records)
+{
+	struct tether_fs_event ev = sample();
+	char *got;
+
+	ev.op = TETHER_FS_ANON_INODE;
+	ev.hdr.kind = tether_fs_op_kind(TETHER_FS_ANON_INODE);
+	ev.err = -EPERM;
+	ev.reason = TETHER_REASON_FORBIDDEN;
+	ev.access = 0;
+	strcpy(ev.path, "[userfaultfd]");
+	got = format_after_time(&ev);
+	cr_assert_str_eq(got, "\"run_id\":\"r\",\"kind\":\"kernel\",\"op\":\"anon_inode\","
+			      "\"path\":\"[userfaultfd]\",\"decision\":\"deny\",\"errno\":\"EPERM\","
+			      "\"reason\":\"forbidden\",\"pid\":10,\"tgid\":9,\"uid\":0,\"comm\":\"sh\","
+			      "\"exe\":\"/bin/sh\",\"cgroup_id\":77}");
 	free(got);
 }
 
@@ -258,6 +279,7 @@ Test(audit, each_fs_body_op_has_its_kind)
 		{ TETHER_FS_PERF_EVENT, TETHER_EVENT_KERNEL, "kernel" },
 		{ TETHER_FS_SYSLOG, TETHER_EVENT_KERNEL, "kernel" },
 		{ TETHER_FS_SETTIME, TETHER_EVENT_KERNEL, "kernel" },
+		{ TETHER_FS_ANON_INODE, TETHER_EVENT_KERNEL, "kernel" },
 		{ TETHER_FS_UNIX_CONNECT, TETHER_EVENT_UNIX, "unix" },
 		{ TETHER_FS_UNIX_SEND, TETHER_EVENT_UNIX, "unix" },
 		{ TETHER_FS_SOCKET_CREATE, TETHER_EVENT_NET_SOCKET, "net" },

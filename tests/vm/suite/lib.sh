@@ -62,7 +62,7 @@ kind_of() {
 	case $1 in
 	clone_into_cgroup|ptrace|signal|userns_create|keyctl|task_control) echo proc ;;
 	capability) echo capability ;;
-	bpf|kernel_load|module_request|perf_event_open|syslog|settime) echo kernel ;;
+	bpf|kernel_load|module_request|perf_event_open|syslog|settime|anon_inode) echo kernel ;;
 	unix_connect|unix_send) echo unix ;;
 	socket_create) echo net ;;
 	*) echo fs ;;
