@@ -6,11 +6,15 @@
  * (root, its groups and capabilities, its keyrings, descriptors and
  * environment).  The order matters:
  *
+ *   first it waits until the controller's helper has mounted the run's
+ *   private trees in its new mount and IPC namespaces (runtime/run/scratch.c);
  *   securebits and the bounding set need CAP_SETPCAP, so they go first;
  *   raising RLIMIT_NOFILE may need CAP_SYS_RESOURCE;
  *   groups, gid, then uid (CAP_SETGID, CAP_SETUID);
  *   then the remaining capability sets, now unneeded;
  *   the session keyring after the uid change, so the run's uid owns it;
+ *   the working directory, looked up again in the run's namespace, as the
+ *   run's uid;
  *   no_new_privs last: BPF-LSM capable treats a run task without it as this
  *   setup and lets it use only CAP_SETUID, CAP_SETGID, CAP_SETPCAP and
  *   CAP_SYS_RESOURCE; every check after it is refused.
@@ -286,7 +290,6 @@ static int child_setup(const struct launch_spec *s, int go_fd, int *step)
 	*step = LAUNCH_STEP_KEYRING;
 	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0)
 		return -1;
-	/* setuid and file-capability binaries gain nothing from here on */
 	/*
 	 * In the run's namespace the inherited working directory may lie in a
 	 * tree its own mounts now cover (the host's /tmp): look the path up
@@ -296,6 +299,7 @@ static int child_setup(const struct launch_spec *s, int go_fd, int *step)
 	if (s->private_ns && (!s->cwd || chdir(s->cwd) < 0) &&
 	    (!s->fallback_cwd || chdir(s->fallback_cwd) < 0) && chdir("/") < 0)
 		return -1;
+	/* setuid and file-capability binaries gain nothing from here on */
 	*step = LAUNCH_STEP_NO_NEW_PRIVS;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return -1;
