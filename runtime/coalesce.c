@@ -202,13 +202,16 @@ bool coalesce_offer(struct coalesce_table *t, const struct record *rec,
 {
 	struct coalesce_slot *match = NULL;
 
-	if (!t || rec->kind != RECORD_KERNEL_FS || ev->decision != TETHER_DECISION_DENY)
+	if (!t)
 		return false;
 	/*
-	 * Windows this record's time has passed are over: what they hold is
-	 * written now rather than left waiting for the timer.  Then the key.
+	 * Windows this kernel record's time has passed are over, whatever the
+	 * record: what they hold is written now, before it, rather than left
+	 * waiting for the timer.  Then the key, for a denial.
 	 */
-	close_expired(t, true, ev->hdr.ts_ns, write, ctx);
+	close_expired(t, true, rec->mono_ns, write, ctx);
+	if (rec->kind != RECORD_KERNEL_FS || ev->decision != TETHER_DECISION_DENY)
+		return false;
 	for (size_t i = 0; i < COALESCE_SLOTS && !match; i++)
 		if (t->slots[i].used && same_key(&t->slots[i].first, ev))
 			match = &t->slots[i];

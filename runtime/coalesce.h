@@ -20,8 +20,8 @@
  * opens a window of COALESCE_WINDOW_NS by the kernel's timestamp.  Denials
  * of that key inside the window are counted, with their sequence numbers
  * (in ranges) and their distinct paths (up to COALESCE_PATHS).  The window
- * closes when the key comes again after it, when the process's records
- * show time has passed it, at the run's timer (coalesce_deadline), when its
+ * closes when the key comes again after it, when a later kernel record
+ * shows time has passed it, at the run's timer (coalesce_deadline), when its
  * slot is needed for another key, when its ranges are full, or at the end
  * of the run (coalesce_flush).  Closing writes
  *   - nothing, when nothing was counted;
@@ -67,7 +67,8 @@ struct coalesce_table *coalesce_new(void);
 void coalesce_free(struct coalesce_table *t); /* NULL is fine; writes nothing */
 
 /*
- * One decoded kernel record (`rec`, decoded from `ev`).  Returns true when
+ * One decoded kernel record (`rec`, decoded from `ev`; `ev` is read only for
+ * records with the fs body).  Returns true when
  * it was counted in an open window (the caller writes nothing), false when
  * the caller writes it in full now.  Windows it closes are written through
  * `write` first, so a coalesced record comes before the record that

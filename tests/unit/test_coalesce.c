@@ -422,6 +422,31 @@ Test(coalesce, a_later_record_of_another_key_closes_a_window)
 	free(buf);
 }
 
+/* An allowed record past the window closes it too, and comes after its record. */
+Test(coalesce, an_allowed_record_past_the_window_closes_it)
+{
+	struct fixture f;
+	struct tether_fs_event ok = denial(40, T0 + 2 * COALESCE_WINDOW_NS, "/srv/ws/out");
+	char *buf;
+
+	ok.decision = TETHER_DECISION_ALLOW;
+	ok.err = 0;
+	setup(&f);
+	kernel(&f, denial(40, T0, "/proc/1/stat"));
+	kernel(&f, denial(40, T0 + MS, "/proc/2/stat"));
+	kernel(&f, denial(40, T0 + 2 * MS, "/proc/3/stat"));
+	kernel(&f, ok); /* 4 */
+	buf = written(&f);
+	cr_assert_eq(lines(buf), 3, "%s", buf);
+	cr_assert(strstr(buf, "{\"seq\":5,") &&
+		      strstr(buf, "{\"seq\":5,") < strstr(buf, "{\"seq\":4,"),
+		  "%s", buf);
+	free(buf);
+	buf = finish(&f);
+	cr_assert_eq(lines(buf), 3, "%s", buf);
+	free(buf);
+}
+
 /* The run's timer: the deadline is the window's end; before it nothing, at it the record. */
 Test(coalesce, expiry_writes_at_the_windows_end)
 {
