@@ -16,6 +16,7 @@
 #include "runtime/record.h"
 
 struct sink;
+struct coalesce_table;
 
 struct audit_stream {
 	struct sink *sink;		/* borrowed; NULL: records are counted, not written */
@@ -27,15 +28,35 @@ struct audit_stream {
 	 */
 	int (*seq_next)(void *ctx, uint64_t *seq);
 	void *seq_ctx;
-	uint64_t records;	/* records written, every kind */
+	/*
+	 * Every record of the run, each kind: those written on a line of their
+	 * own and those counted in a coalesced record (runtime/coalesce.h).
+	 */
+	uint64_t records;
+	uint64_t coalesced;	/* of `records`, those counted in coalesced records written */
 	uint64_t max_seq;	/* highest kernel sequence number seen */
 	uint64_t malformed;	/* records that could not be decoded */
 	int write_error;	/* first negative errno from the sink, 0 if none */
 	struct record_scratch scratch;
+	/* repeated denials: made at the first one; NULL: none yet, or no memory */
+	struct coalesce_table *coalesce;
 };
 
-/* libbpf ring_buffer callback: ctx is a struct audit_stream. */
+/*
+ * libbpf ring_buffer callback: ctx is a struct audit_stream.  A repeated
+ * denial may be counted instead of written (runtime/coalesce.h); the
+ * stream writes what it counted by audit_expire() and audit_flush().
+ */
 int audit_handle_record(void *ctx, void *data, size_t size);
+
+/* Writes the coalesced records whose windows ended by `now_ns` (CLOCK_MONOTONIC). */
+void audit_expire(struct audit_stream *st, uint64_t now_ns);
+/* When audit_expire() next has something to write: false when never. */
+bool audit_next_expiry(const struct audit_stream *st, uint64_t *mono_ns);
+/* Writes everything counted and not yet written: before the run's last records. */
+void audit_flush(struct audit_stream *st);
+/* Frees what the stream holds (not its sink); whatever was not flushed is lost. */
+void audit_stream_release(struct audit_stream *st);
 
 /*
  * Writes a record the controller made (run, DNS): the stream's run id, the

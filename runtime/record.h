@@ -30,6 +30,36 @@ enum record_kind {
 	RECORD_DNS,		/* a DNS proxy decision */
 };
 
+/* A run of consecutive sequence numbers, first..last inclusive. */
+struct record_seq_range {
+	uint64_t first, last;
+};
+
+/* A string that is not NUL-bounded. */
+struct record_text {
+	const char *text;
+	size_t len;
+};
+
+/*
+ * A coalesced record (runtime/coalesce.h): it stands for `count` denials
+ * with the key of the record written in full as `first_seq`, each of which
+ * took one of the run's sequence numbers (`seqs`).  Where the key leaves
+ * the path out (kinds fs and unix: the path names the object), `paths`
+ * replaces the record's path: the distinct paths of the first records it
+ * stands for, and how many of them had a path not listed.
+ */
+struct record_coalesced {
+	uint64_t count;
+	uint64_t first_seq;
+	const struct record_seq_range *seqs;
+	size_t seq_range_count;
+	bool paths_listed;
+	const struct record_text *paths;
+	size_t path_count;
+	uint64_t paths_unlisted;
+};
+
 /* A kernel record with a struct tether_fs_event body. */
 struct record_fs {
 	const char *kind;	/* "fs", or the concept the kernel's kind names */
@@ -46,6 +76,7 @@ struct record_fs {
 	uint32_t rule;
 	const char *rule_path;	/* NULL: not known to this run */
 	const struct tether_fs_event *ev;	/* pid, tgid, uid, comm, exe, cgroup id */
+	const struct record_coalesced *coalesced;	/* NULL: one record of its own */
 };
 
 /* A kernel record with a struct tether_net_event body. */
@@ -91,6 +122,7 @@ struct record_run_cleanup {
 struct record_run_end {
 	int exit_status;
 	uint64_t audit_records, audit_seq_last, audit_lost, audit_malformed;
+	uint64_t audit_coalesced;	/* of audit_records, those counted in coalesced records */
 	uint64_t egress_bytes;
 	uint32_t ingress_dropped;
 	unsigned int leftover_processes;

@@ -96,6 +96,12 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 		run_epoll_del(run, ring_buffer__epoll_fd(run->ring));
 	ring_buffer__free(run->ring);
 	run->ring = NULL;
+	/*
+	 * Every kernel record is in: the denials still counted in open windows
+	 * are written now, before the cleanup and end records, with numbers
+	 * from the sequence's local tail.
+	 */
+	audit_flush(&run->audit);
 	/* the run is gone or its entries are: nothing can ask the proxy any more */
 	if (run->dns)
 		run_epoll_del(run, dns_proxy_fd(run->dns));
@@ -156,6 +162,7 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 			.audit_seq_last = run->seq_last,
 			.audit_lost = lost,
 			.audit_malformed = run->audit.malformed,
+			.audit_coalesced = run->audit.coalesced,
 			.egress_bytes = egress,
 			.ingress_dropped = ingress_dropped,
 			.leftover_processes = left,

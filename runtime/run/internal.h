@@ -72,6 +72,9 @@ struct run {
 	struct tl_run run;
 	struct ring_buffer *ring;
 	struct audit_stream audit;
+	/* when the audit stream's next coalesced record is due (timerfd); -1: none */
+	int coalesce_fd;
+	uint64_t coalesce_armed_ns;	/* its deadline, CLOCK_MONOTONIC; 0: disarmed */
 	struct sink *sink;
 	bool cg_created, node_open, run_installed;
 	/* network: address rules in kernel form, the DNS proxy, names for records */

@@ -18,6 +18,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -124,6 +125,40 @@ static bool consume_batch(struct run *run)
 {
 	run->batch = 0;
 	return ring_buffer__consume(run->ring) == -EAGAIN;
+}
+
+/*
+ * The stream's coalesced records are due when their window ends, whether
+ * or not more records come: the timer wakes the loop for them.
+ */
+static void arm_coalesce_timer(struct run *run)
+{
+	struct itimerspec when = { 0 };
+	uint64_t due = 0;
+
+	if (run->coalesce_fd < 0)
+		return;
+	if (!audit_next_expiry(&run->audit, &due))
+		due = 0;
+	if (due == run->coalesce_armed_ns)
+		return;
+	when.it_value.tv_sec = (time_t)(due / 1000000000);
+	when.it_value.tv_nsec = (long)(due % 1000000000);
+	if (timerfd_settime(run->coalesce_fd, TFD_TIMER_ABSTIME, &when, NULL) == 0)
+		run->coalesce_armed_ns = due;
+}
+
+/* The timer went off: what is in the ring first, so it counts in its window. */
+static void coalesce_timer_event(struct run *run)
+{
+	uint64_t expirations;
+
+	if (read(run->coalesce_fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		return;
+	run->coalesce_armed_ns = 0;	/* a one-shot timer is disarmed once it fired */
+	if (run->ring)
+		consume_batch(run);
+	audit_expire(&run->audit, clock_ns(CLOCK_MONOTONIC));
 }
 
 /* Everything in the ring (the run is gone, so it ends). */
@@ -372,6 +407,11 @@ static int install(struct run *run, struct run_error *err)
 				"opening the run's audit ring: %s", strerror(errno));
 	run_epoll_add(run, ring_buffer__epoll_fd(run->ring), EPOLLIN);
 	run_epoll_add(run, dns_proxy_fd(run->dns), EPOLLIN);
+	run->coalesce_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (run->coalesce_fd < 0)
+		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_RING, errno,
+				"creating the audit stream's timer: %s", strerror(errno));
+	run_epoll_add(run, run->coalesce_fd, EPOLLIN);
 	return 0;
 }
 
@@ -441,6 +481,7 @@ int run_create(const struct run_config *cfg, struct run **out, struct run_error 
 		.status = -1,
 		.timer_fd = -1,
 		.events_fd = -1,
+		.coalesce_fd = -1,
 		.out = { { .fd = -1, .target = cfg->out_fd[0] }, { .fd = -1, .target = cfg->out_fd[1] } },
 		/* the command line's --audit and --audit-allowed come before the envelope's */
 		.audit_path = cfg->audit_path ? cfg->audit_path : policy->audit_sink,
@@ -627,7 +668,7 @@ int run_dispatch(struct run *run, int timeout_ms, const sigset_t *sigmask,
 	struct epoll_event events[8];
 	int ring_fd = run->ring ? ring_buffer__epoll_fd(run->ring) : -1;
 	int dns_fd = dns_proxy_fd(run->dns);
-	int n;
+	int n, r = 0;
 
 	*err = (struct run_error){ 0 };
 	if (run->exited)
@@ -654,17 +695,21 @@ int run_dispatch(struct run *run, int timeout_ms, const sigset_t *sigmask,
 			if (c.egress_exhausted)
 				run_end(run, RUN_REASON_BUDGET, "egress_bytes",
 					"it spent network_egress.max_bytes");
+		} else if (fd == run->coalesce_fd) {
+			coalesce_timer_event(run);
 		} else if (fd == dns_fd) {
 			dns_proxy_dispatch(run->dns);
 		} else if (fd == run->timer_fd || fd == run->events_fd) {
 			run_limits_event(run, fd);
 		} else if (fd == run->pidfd) {
-			return reap(run, err);
+			r = reap(run, err);
+			break;
 		} else {
 			run_output_event(run, fd);
 		}
 	}
-	return 0;
+	arm_coalesce_timer(run);
+	return r;
 }
 
 int run_teardown(struct run *run, struct run_result *res, struct run_error *err)
@@ -695,6 +740,9 @@ void run_free(struct run *run)
 		run_teardown(run, &res, &err);
 	if (run->pidfd >= 0)
 		close(run->pidfd);
+	if (run->coalesce_fd >= 0)
+		close(run->coalesce_fd);
+	audit_stream_release(&run->audit);
 	run_output_free(run);
 	run_limits_free(run);
 	if (run->ep >= 0)

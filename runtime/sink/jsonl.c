@@ -94,14 +94,40 @@ static int begin(struct strbuf *out, const struct record *rec, const char *kind)
 	return r;
 }
 
+/* "coalesced":N,"first_seq":F,"coalesced_seqs":[[A,B],...] */
+static int encode_coalesced(const struct record_coalesced *c, struct strbuf *out)
+{
+	int r = sb_printf(out, ",\"coalesced\":%llu,\"first_seq\":%llu,\"coalesced_seqs\":[",
+			  (unsigned long long)c->count, (unsigned long long)c->first_seq);
+
+	for (size_t i = 0; i < c->seq_range_count; i++)
+		r |= sb_printf(out, "%s[%llu,%llu]", i ? "," : "",
+			       (unsigned long long)c->seqs[i].first,
+			       (unsigned long long)c->seqs[i].last);
+	return r | sb_printf(out, "]");
+}
+
 static int encode_fs(const struct record *rec, struct strbuf *out)
 {
 	const struct record_fs *fs = &rec->fs;
 	const struct tether_fs_event *ev = fs->ev;
+	const struct record_coalesced *c = fs->coalesced;
 	int r = begin(out, rec, fs->kind);
 
-	r |= sb_printf(out, ",\"op\":\"%s\",\"path\":", fs->op);
-	r |= sb_json_string(out, fs->path, fs->path_len);
+	r |= sb_printf(out, ",\"op\":\"%s\"", fs->op);
+	if (c)
+		r |= encode_coalesced(c, out);
+	if (c && c->paths_listed) {
+		r |= sb_printf(out, ",\"paths\":[");
+		for (size_t i = 0; i < c->path_count; i++) {
+			r |= sb_printf(out, "%s", i ? "," : "");
+			r |= sb_json_string(out, c->paths[i].text, c->paths[i].len);
+		}
+		r |= sb_printf(out, "],\"paths_unlisted\":%llu", (unsigned long long)c->paths_unlisted);
+	} else {
+		r |= sb_printf(out, ",\"path\":");
+		r |= sb_json_string(out, fs->path, fs->path_len);
+	}
 	if (fs->path_truncated)
 		r |= sb_printf(out, ",\"path_truncated\":true");
 	if (fs->path_fs_relative)
@@ -229,12 +255,14 @@ static int encode_end(const struct record_run_end *e, struct strbuf *out)
 {
 	int r = sb_printf(out,
 			  ",\"exit_status\":%d,\"audit_records\":%llu,\"audit_seq_last\":%llu,"
-			  "\"audit_lost\":%llu,\"audit_malformed\":%llu,\"egress_bytes\":%llu,"
+			  "\"audit_lost\":%llu,\"audit_malformed\":%llu,\"audit_coalesced\":%llu,"
+			  "\"egress_bytes\":%llu,"
 			  "\"ingress_dropped\":%u,\"leftover_processes\":%u,"
 			  "\"cleanup_verified\":%s,\"reason\":\"%s\"",
 			  e->exit_status, (unsigned long long)e->audit_records,
 			  (unsigned long long)e->audit_seq_last, (unsigned long long)e->audit_lost,
-			  (unsigned long long)e->audit_malformed, (unsigned long long)e->egress_bytes,
+			  (unsigned long long)e->audit_malformed,
+			  (unsigned long long)e->audit_coalesced, (unsigned long long)e->egress_bytes,
 			  e->ingress_dropped, e->leftover_processes, boolean(e->cleanup_verified),
 			  e->reason);
 

@@ -76,6 +76,56 @@ no_denials() {
 	! grep -qE '"kind":"(fs|proc|capability|kernel|unix)".*"decision":"deny"|"kind":"net","op":"socket_create","path":.*"decision":"deny"' "$1"
 }
 
+# stream_adds_up AUDIT_FILE: sets WHY ("" when all is well) to what does not
+# add up in one run's stream (docs/audit.md, "Coalesced records"): every
+# seq from 1 to the end record's audit_seq_last is a line of its own or in
+# exactly one coalesced record's coalesced_seqs, each coalesced record's
+# ranges hold its count, the end record's seq follows audit_seq_last, and
+# audit_records (every record before end) = audit_seq_last (nothing lost),
+# = the lines before it + audit_coalesced, the coalesced records' sum.
+stream_adds_up() {
+	WHY=$(awk '
+	function num(name) {
+		if (match($0, "\"" name "\":[0-9]+"))
+			return substr($0, RSTART + length(name) + 3, RLENGTH - length(name) - 3) + 0
+		return -1
+	}
+	{
+		s = num("seq")
+		if (s < 1) { why = why " line " NR " has no seq;"; next }
+		if ($0 ~ /"kind":"run","event":"end"/) {
+			ends++; end_seq = s; records = num("audit_records"); last = num("audit_seq_last")
+			lost = num("audit_lost"); coalesced = num("audit_coalesced"); next
+		}
+		if (ends) why = why " a line after the end record;"
+		lines++; seen[s]++
+		n = num("coalesced")
+		if (n < 0) next
+		if (!match($0, /"coalesced_seqs":\[[][0-9,]*\]/)) { why = why " seq " s ": no coalesced_seqs;"; next }
+		r = substr($0, RSTART + 18, RLENGTH - 18); gsub(/[^0-9,]/, "", r)
+		k = split(r, b, ","); got = 0
+		for (i = 1; i + 1 <= k; i += 2) {
+			if (b[i] + 0 > b[i + 1] + 0) why = why " seq " s ": range " b[i] "-" b[i + 1] ";"
+			for (j = b[i] + 0; j <= b[i + 1] + 0; j++) { seen[j]++; got++ }
+		}
+		if (got != n) why = why " seq " s ": coalesced " n " but its ranges hold " got ";"
+		total += n
+	}
+	END {
+		if (ends != 1) { print " " ends " end records;"; exit }
+		if (end_seq != last + 1) why = why " end seq " end_seq " after audit_seq_last " last ";"
+		for (j = 1; j <= last; j++)
+			if (seen[j] != 1) why = why " seq " j " accounted for " seen[j] + 0 " times;"
+		for (j in seen) if (j + 0 > last) why = why " seq " j " past audit_seq_last;"
+		if (lost != 0) why = why " audit_lost " lost ";"
+		if (records != last) why = why " audit_records " records " != audit_seq_last " last ";"
+		if (coalesced != total) why = why " audit_coalesced " coalesced " != " total " counted;"
+		if (records != lines + total) why = why " audit_records " records " != " lines " lines + " total " coalesced;"
+		printf "%s", why
+	}' "$1")
+	[ -z "$WHY" ]
+}
+
 finish() {
 	echo "$PASSED passed, $FAILED failed"
 	[ "$FAILED" -eq 0 ]
