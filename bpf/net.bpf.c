@@ -363,8 +363,18 @@ static __always_inline int check_sock_addr(struct bpf_sock_addr *ctx, bool v6, _
 			: bpf_sk_lookup_udp(ctx, &t, size, BPF_F_CURRENT_NETNS, 0);
 		if (release_owned(sk, cgid))
 			reason = TETHER_REASON_OWN_SOCKET;
+		/*
+		 * Nobody listens there yet (a client polling for the server
+		 * it started): the kernel answers the SYN with a reset, so the
+		 * client sees ECONNREFUSED as on any host.  Every packet is
+		 * still judged on its own (loopback_peer_owned): a listener
+		 * that appears meanwhile and is not the run's gets nothing.
+		 */
+		else if (!sk && protocol == IPPROTO_TCP)
+			reason = TETHER_REASON_NO_LISTENER;
 	}
-	if (reason == TETHER_REASON_RULE || reason == TETHER_REASON_OWN_SOCKET) {
+	if (reason == TETHER_REASON_RULE || reason == TETHER_REASON_OWN_SOCKET ||
+	    reason == TETHER_REASON_NO_LISTENER) {
 		/* the other end of a loopback exchange checks this socket's owner */
 		if (in_loopback_range(addr))
 			own_socket(ctx->sk, cgid);
@@ -613,7 +623,8 @@ static __always_inline __u32 parse_packet(struct __sk_buff *skb, bool ingress, s
  * Whether the other end of a loopback packet is a socket of the run's own
  * (sk_owner).  A connection's last packets (FIN, ACK) may reach a peer in
  * TIME_WAIT, which has no owner to read but takes no data either: they
- * pass.  Not inlined: its lookups would not fit the callers' stack.
+ * pass; so do TCP packets to and from a port with no socket at all (a SYN
+ * nobody will take, and the kernel's reset that refuses it).  Not inlined: its lookups would not fit the callers' stack.
  */
 static __noinline bool loopback_peer_owned(struct __sk_buff *skb, const struct peer *p,
 					   __u64 cgid)
@@ -633,8 +644,9 @@ static __noinline bool loopback_peer_owned(struct __sk_buff *skb, const struct p
 	if (p->protocol != IPPROTO_TCP)
 		return false;
 	other = bpf_skc_lookup_tcp(skb, &t, size, BPF_F_CURRENT_NETNS, 0);
+	/* no socket at all: a SYN to a port nobody listens on, or the kernel's reset for it */
 	if (!other)
-		return false;
+		return true;
 	if (other->state == BPF_TCP_TIME_WAIT) {
 		bpf_sk_release(other);
 		return true;

@@ -1170,6 +1170,33 @@ static int install_inode_rule(struct tl_node *node, struct tl_run *run, struct t
 	return 0;
 }
 
+int tl_run_inode_rule_add(struct tl_node *node, struct tl_run *run, size_t index, uint32_t dev,
+			  uint64_t ino, uint32_t access, struct tl_error *err)
+{
+	struct tether_path_rule rule = { .access = access, .rule_id = (__u32)index };
+	struct tether_inode_key ikey = { .run_slot = run->run_slot, .dev = dev, .ino = ino };
+	struct tl_run_rule *rr;
+
+	if (index >= run->rule_count)
+		return fail(err, EINVAL, "no path rule %zu to give an inode identity", index);
+	rr = &run->rules[index];
+	if (rr->has_inode) {
+		/* the object the plan saw there (the host's /tmp) is not the run's */
+		struct tether_inode_key old = { .run_slot = run->run_slot, .dev = rr->dev,
+						.ino = rr->ino };
+
+		if (bpf_map_delete_elem(node->inode_rules_fd, &old) && errno != ENOENT)
+			return fail(err, errno, "replacing the inode rule of %s", rr->path);
+		rr->has_inode = false;
+	}
+	if (bpf_map_update_elem(node->inode_rules_fd, &ikey, &rule, BPF_ANY))
+		return fail(err, errno, "writing the inode rule of %s", rr->path);
+	rr->has_inode = true;
+	rr->dev = dev;
+	rr->ino = ino;
+	return 0;
+}
+
 /* The directories the plan pins above carve-outs (runtime/plan/paths.c says why). */
 static int install_pins(struct tl_node *node, struct tl_run *run, const struct tl_run_plan *plan,
 			struct tl_error *err)

@@ -188,6 +188,15 @@ int tl_run_install(struct tl_node *node, uint64_t cgroup_id, const struct tl_run
 		   struct tl_run *run, struct tl_error *err);
 
 /* Writes (adds or replaces) one address entry of a live run: DNS admissions. */
+/*
+ * Enters (dev, ino) as the inode identity of installed path rule `index`,
+ * with `access`, replacing the identity it was installed with: for objects
+ * that appeared after tl_run_install at the rule's path, the run's private
+ * tmpfs roots, mounted in its own namespace.  Removed with the run's other
+ * entries.
+ */
+int tl_run_inode_rule_add(struct tl_node *node, struct tl_run *run, size_t index, uint32_t dev,
+			  uint64_t ino, uint32_t access, struct tl_error *err);
 int tl_run_net_write(struct tl_node *node, const struct tl_run *run,
 		     const struct tl_net_entry *entry, struct tl_error *err);
 

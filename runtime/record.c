@@ -88,6 +88,8 @@ const char *record_reason_name(uint32_t reason)
 		return "dns_proxy";
 	case TETHER_REASON_OWN_SOCKET:
 		return "own_socket";
+	case TETHER_REASON_NO_LISTENER:
+		return "no_listener";
 	default:
 		return "unknown";
 	}

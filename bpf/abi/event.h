@@ -165,6 +165,7 @@ enum tether_reason {
 	TETHER_REASON_BUDGET       = 6,	/* network_egress.max_bytes is spent */
 	TETHER_REASON_DNS_PROXY    = 7,	/* allowed: DNS sent to the run's DNS proxy */
 	TETHER_REASON_OWN_SOCKET   = 8,	/* allowed: loopback to a socket of the run's own */
+	TETHER_REASON_NO_LISTENER  = 9,	/* allowed: loopback TCP to a port nobody listens on */
 };
 
 #define TETHER_FS_PATH_TRUNCATED	(1u << 0)

@@ -43,6 +43,8 @@ struct scratch_mount {
 	char target[PATH_MAX];		/* resolved on the host: where it is mounted */
 	enum scratch_kind kind;
 	uint32_t access;		/* the rule the run gets there */
+	uint32_t dev;			/* its root, once mounted (kernel encoding) */
+	uint64_t ino;
 };
 
 /* A host object the envelope names beneath a private tree: mounted at its path. */

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -130,14 +131,20 @@ int run_scratch_plan(struct run *run, struct run_error *err)
 	return r;
 }
 
-/* What the helper reports when a step fails: which, on what, and the errno. */
+/*
+ * What the helper reports: when a step fails, which, on what, and the
+ * errno; else (step 0) the identity of each tree's root, for the hooks that
+ * decide by inode (timestamps, xattrs), which the plan could not know.
+ */
 struct scratch_report {
 	int step;
 	int errnum;
 	char path[PATH_MAX];
+	struct { uint32_t dev; uint64_t ino; } roots[SCRATCH_MAX];
 };
 
-enum { STEP_JOIN = 1, STEP_PROPAGATION, STEP_OPEN, STEP_MOUNT, STEP_MOUNTPOINT, STEP_BIND };
+enum { STEP_JOIN = 1, STEP_PROPAGATION, STEP_OPEN, STEP_MOUNT, STEP_MOUNTPOINT, STEP_BIND,
+       STEP_STAT };
 
 static const char *const step_names[] = {
 	[STEP_JOIN] = "joining the run's namespaces",
@@ -146,6 +153,7 @@ static const char *const step_names[] = {
 	[STEP_MOUNT] = "mounting the run's private",
 	[STEP_MOUNTPOINT] = "creating the mount point",
 	[STEP_BIND] = "bind-mounting the host's",
+	[STEP_STAT] = "reading the identity of the run's",
 };
 
 static int mount_tree(const struct run *run, const struct scratch_mount *m)
@@ -235,13 +243,52 @@ static void __attribute__((noreturn)) helper(const struct run *run, int pidfd, i
 			goto fail;
 		}
 	}
-	_exit(0);
+	for (size_t i = 0; i < run->scratch_count; i++) {
+		struct stat st;
+
+		if (stat(run->scratch[i].target, &st) < 0) {
+			rep.step = STEP_STAT;
+			snprintf(rep.path, sizeof(rep.path), "%s", run->scratch[i].target);
+			goto fail;
+		}
+		rep.roots[i].dev = (uint32_t)((major(st.st_dev) << 20) | minor(st.st_dev));
+		rep.roots[i].ino = st.st_ino;
+	}
+	_exit(write(report_fd, &rep, sizeof(rep)) == (ssize_t)sizeof(rep) ? 0 : 1);
 fail:
 	rep.errnum = errno;
 	if (write(report_fd, &rep, sizeof(rep)) < 0) {
 		/* the exit status says it failed */
 	}
 	_exit(1);
+}
+
+/*
+ * Each tree's rule, entered by the identity of its root too: timestamps and
+ * xattrs (no mount in their hooks) decide by the nearest ruled ancestor
+ * inode on the same file system.  The rule at the tree's path (the tree's
+ * own, or a policy rule on that path, which decides there) gets the root's
+ * identity instead of the one the plan found on the host.
+ */
+static int scratch_identities(struct run *run, struct run_error *err)
+{
+	for (size_t i = 0; i < run->scratch_count; i++) {
+		const struct scratch_mount *m = &run->scratch[i];
+		struct tl_error lerr = { "" };
+		int r;
+
+		for (size_t j = 0; j < run->rule_count; j++) {
+			if (strcmp(run->rules[j].path, m->target) != 0)
+				continue;
+			r = tl_run_inode_rule_add(&run->node, &run->run, j, m->dev, m->ino,
+						  run->rules[j].access, &lerr);
+			if (r)
+				return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_TMPDIR, -r, "%s",
+						lerr.msg);
+			break;
+		}
+	}
+	return 0;
 }
 
 int run_scratch_enter(struct run *run, int pidfd, struct run_error *err)
@@ -277,11 +324,15 @@ int run_scratch_enter(struct run *run, int pidfd, struct run_error *err)
 		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_TMPDIR, rep.errnum,
 				"%s%s%s: %s", step_names[rep.step], rep.path[0] ? " " : "",
 				rep.path, strerror(rep.errnum));
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || n != (ssize_t)sizeof(rep))
 		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_TMPDIR, EIO,
 				"setting up the run's private /tmp: the helper died (status %d)",
 				status);
-	return 0;
+	for (size_t i = 0; i < run->scratch_count; i++) {
+		run->scratch[i].dev = rep.roots[i].dev;
+		run->scratch[i].ino = rep.roots[i].ino;
+	}
+	return scratch_identities(run, err);
 }
 
 /* The home directory's mount point on the host: an empty directory of root's. */

@@ -71,10 +71,14 @@ srun sc1 "$ENV" '
 	echo "[user]" > "$HOME/.gitconfig"; mkdir -p "$HOME/.cache/pip"
 	[ ! -e /tmp/host-file ] && [ ! -e /var/tmp/host-file ]
 	[ "$(stat -c %u "$HOME")" = 1000 ] && [ "$(stat -c %a "$HOME")" = 700 ]
-	[ "$(stat -c %a /tmp)" = 1777 ]'
+	[ "$(stat -c %a /tmp)" = 1777 ]
+	for d in /tmp /var/tmp /dev/shm "$HOME"; do
+		touch -d "2020-01-02 03:04:05" "$d/stamp"; mkdir "$d/dir"; touch -d "2020-01-02" "$d/dir"
+		[ "$(stat -c %Y "$d/stamp")" -lt 1600000000 ]
+	done'
 if [ "$RC" -eq 0 ] && clean "$T/sc1.audit" && [ "$(cat /tmp/host-file /var/tmp/host-file)" = "host
 host" ] && [ ! -e "$WS/.gitconfig" ] && [ -z "$(ls -A /run/tether/home)" ]; then
-	pass "/tmp, /var/tmp and HOME are the run's own: mktemp, sort -T, dotfiles; the host's hidden"
+	pass "/tmp, /var/tmp, /dev/shm and HOME are the run's own: mktemp, sort -T, dotfiles, timestamps; the host's hidden"
 else
 	fail "private /tmp, /var/tmp, HOME" "exit $RC: $(cat "$T/sc1.out") $(cat "$T/sc1.audit")"
 fi
@@ -158,13 +162,14 @@ srun sc8 "$ENV" "
 	$BIN/netsink -d :: 7803 /tmp/own6.log > /dev/null || exit 13
 	$BIN/netprobe ok tcp-send ::1 7803 100 || exit 14
 	grep -q 'bytes=100' /tmp/own.log || exit 16
+	$BIN/netprobe ECONNREFUSED tcp-connect 127.0.0.1 7809 || exit 19
 	$BIN/netprobe EPERM tcp-connect 127.0.0.1 7801 || exit 17
 	$BIN/netprobe EPERM udp-sendto 127.0.0.1 7801 || exit 18"
 if [ "$RC" -eq 0 ] && [ ! -s "$T/host-lo.log" ] &&
 	[ "$(grep -c '"decision":"deny"' "$T/sc8.audit")" -eq 2 ] &&
 	grep -q '"kind":"net","op":"connect",.*"port":7801,.*"decision":"deny","errno":"EPERM","reason":"default_deny"' "$T/sc8.audit" &&
 	grep -q '"kind":"net","op":"sendmsg",.*"port":7801,.*"decision":"deny","errno":"EPERM","reason":"default_deny"' "$T/sc8.audit"; then
-	pass "loopback: the run's own listeners (127.0.0.1, ::, TCP and UDP) work; a host listener is refused"
+	pass "loopback: the run's own listeners (127.0.0.1, ::, TCP and UDP) work, a free port refuses the connection, a host listener is refused"
 else
 	fail "loopback by ownership" "exit $RC: $(cat "$T/sc8.out") $(cat "$T/sc8.audit") host log: $(cat "$T/host-lo.log" 2>/dev/null)"
 fi
