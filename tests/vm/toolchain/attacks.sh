@@ -173,9 +173,11 @@ env_for exec-scratch
 tc_run exec-scratch "$ENV" exec-scratch "$WS"
 if attack_ran "exec from scratch space" exec-scratch; then
 	run_tmpdir=$(cat "$WS/tmpdir.txt")
-	for d in "$run_tmpdir" /tmp /dev/shm; do
+	dirs="/tmp /var/tmp /dev/shm"
+	case " $dirs " in *" $run_tmpdir "*) ;; *) dirs="$run_tmpdir $dirs" ;; esac
+	for d in $dirs; do
 		label=$d
-		[ "$d" != "$run_tmpdir" ] || label='$TMPDIR'
+		[ "$d" != "$run_tmpdir" ] || label="$d (TMPDIR)"
 		name="no exec, no executable mapping from $label without a grant"
 		if ! grep -qxF "$d" "$WS/made" 2>/dev/null; then
 			fail "$name" "precondition: the run could not write its own $d"

@@ -130,6 +130,10 @@ works "mktemp /var/tmp/x.XXXXXX and mktemp -d /var/tmp/d.XXXXXX" mktemp-vartmp "
 	grep -qx f $WS/listing.txt
 	! ls /var/tmp/x.* /var/tmp/d.* 2>/dev/null" mktemp-tmp "$WS" /var/tmp
 
+env_for scratch-times
+works "timestamps in /tmp, /var/tmp, /dev/shm, HOME: tar x, cp -p, touch -d" scratch-times "$ENV" "
+	test \"\$(cat $WS/done.txt | wc -l)\" -eq 4" scratch-times "$WS"
+
 env_for home
 works "HOME: git config --global and a cache work, outside the workspace" home "$ENV" "
 	test \"\$(ls -A $WS)\" = 'home.txt
