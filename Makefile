@@ -5,6 +5,8 @@
 #   make test-unit       criterion unit tests (host); SANITIZE=1 for ASan+UBSan
 #   make test-host       integration tests on the build host (root)
 #   make test-vm         end-to-end tests in qemu on kernels 6.1 and 6.12
+#   make test-toolchain  agent toolchains (git, python, gcc, npm...) in runs, on a
+#                        Debian 12 root image in qemu, kernels 6.1 and 6.12
 #   make test            all of the above
 #   make fuzz            fuzz policyc (libFuzzer, ASan, UBSan) for FUZZ_TIME s (600)
 #   make fuzz-smoke      the same for FUZZ_TIME s (30), small inputs; fails on any finding
@@ -58,7 +60,7 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(UNIT_SRCS))
 VMPROG_SRCS := $(wildcard tests/vm/progs/*.c)
 VMPROG_BINS := $(patsubst tests/vm/progs/%.c,$(OUTPUT)/tests/vm/%,$(VMPROG_SRCS))
 
-.PHONY: all clean test test-unit test-host test-vm vmlinux vm-progs fuzz fuzz-smoke \
+.PHONY: all clean test test-unit test-host test-vm test-toolchain vmlinux vm-progs fuzz fuzz-smoke \
 	fuzz-corpus bench-policyc bench-fs bench-net
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -134,7 +136,10 @@ test-host: $(OUTPUT)/tether $(OUTPUT)/tests/host/netconfine
 test-vm: $(OUTPUT)/tether vm-progs
 	$(Q)tests/vm/run-suite
 
-test: test-unit test-host test-vm
+test-toolchain: $(OUTPUT)/tether
+	$(Q)tests/vm/run-toolchain
+
+test: test-unit test-host test-vm test-toolchain
 
 # Fuzzing: policyc compiled again with clang and libFuzzer's coverage
 # instrumentation into one binary, in its own tree (build/fuzz), so the normal

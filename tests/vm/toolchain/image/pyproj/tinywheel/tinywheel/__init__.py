@@ -1,0 +1,2 @@
+def greet(name):
+    return "wheel says hello to " + name
