@@ -4,7 +4,7 @@
 # of the host, and dies at the end however it ends.  Every case asserts the
 # exit status of tether run, the end record's reason (and budget), the exact
 # record of any denial, a verified cleanup record, and that nothing of the
-# run is left: its cgroup, its /run/tether/runs file, its TMPDIR, its entry
+# run is left: its cgroup, its /run/tether/runs file, its private trees, its entry
 # in the pinned runs map, any process carrying the case's marker.  After
 # every bomb a fresh small run must still succeed.  Runs inside the VM as
 # root: tests/vm/run-suite.

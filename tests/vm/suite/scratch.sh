@@ -174,6 +174,20 @@ else
 	fail "loopback by ownership" "exit $RC: $(cat "$T/sc8.out") $(cat "$T/sc8.audit") host log: $(cat "$T/host-lo.log" 2>/dev/null)"
 fi
 
+# --- a fixed port off loopback stays refused: a listener outsiders could probe ---
+ip link add tsdummy0 type dummy 2>/dev/null
+ip addr add 192.0.2.77/32 dev tsdummy0 2>/dev/null
+ip link set tsdummy0 up 2>/dev/null
+srun sc11 "$ENV" "$BIN/netsink -d 192.0.2.77 7810 /tmp/x.log; [ \$? -ne 0 ]"
+if [ "$RC" -eq 0 ] && grep -q 'netsink: bind 192.0.2.77 7810: Operation not permitted' "$T/sc11.out" &&
+	[ "$(grep -c '"decision":"deny"' "$T/sc11.audit")" -eq 1 ] &&
+	grep -q '"kind":"net","op":"bind","family":"inet","protocol":"tcp","address":"192.0.2.77","port":7810,"decision":"deny","errno":"EPERM","reason":"forbidden"' "$T/sc11.audit"; then
+	pass "bind to a fixed port on a non-loopback address is refused (EPERM, recorded)"
+else
+	fail "bind off loopback" "exit $RC: $(cat "$T/sc11.out") $(cat "$T/sc11.audit")"
+fi
+ip link del tsdummy0 2>/dev/null
+
 # --- another run's listener is not the run's own -------------------------------------
 bg_start sc9a "$BIN/netsink -d 127.0.0.1 7804 /tmp/l.log > /dev/null" "[ ! -s /tmp/l.log ]"
 srun sc9b "$ENV" "$BIN/netprobe EPERM tcp-connect 127.0.0.1 7804"

@@ -50,8 +50,10 @@ expect_record "a" "$T/two-a.audit" "$(deny_rec two-a "$WB/x")" &&
 	fail "streams" "$(cat "$T/two-a.audit" "$T/two-b.audit")"
 
 [ ! -e "$CG/two-a" ] && [ ! -e "$CG/two-b" ] && [ ! -e /run/tether/runs/two-a ] &&
-	[ ! -e /run/tether/runs/two-b ] && ! ls -d /run/tether/tmp/two-* >/dev/null 2>&1 &&
-	pass "nothing of either run is left: cgroups, run files, TMPDIRs" ||
-	fail "leftovers" "$(ls "$CG" /run/tether/runs /run/tether/tmp 2>&1 | tr '\n' ' ')"
+	[ ! -e /run/tether/runs/two-b ] &&
+	grep -q '"event":"cleanup",.*"tmpdir_removed":true,"verified":true' "$T/two-a.audit" &&
+	grep -q '"event":"cleanup",.*"tmpdir_removed":true,"verified":true' "$T/two-b.audit" &&
+	pass "nothing of either run is left: cgroups, run files, private trees" ||
+	fail "leftovers" "$(ls "$CG" /run/tether/runs 2>&1 | tr '\n' ' ')"
 
 finish
