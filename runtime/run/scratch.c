@@ -11,7 +11,7 @@
  * The run's first process is created by clone3(CLONE_NEWNS | CLONE_NEWIPC |
  * CLONE_INTO_CGROUP) and waits before its first step.  It cannot make the
  * mounts itself: it is inside the run from its first instruction, and
- * BPF-LSM refuses every mount there.  So a helper forked from the
+ * BPF-LSM refuses every mount there.  So a helper cloned from the
  * controller, outside the run, joins the child's namespaces through its
  * pidfd, makes the mounts and exits; then the child goes on.
  *
@@ -291,29 +291,55 @@ static int scratch_identities(struct run *run, struct run_error *err)
 	return 0;
 }
 
+#define HELPER_STACK (256 * 1024)
+
+struct helper_arg {
+	const struct run *run;
+	int pidfd, report_fd;
+};
+
+static int helper_main(void *data)
+{
+	const struct helper_arg *a = data;
+
+	helper(a->run, a->pidfd, a->report_fd);
+}
+
 int run_scratch_enter(struct run *run, int pidfd, struct run_error *err)
 {
 	struct scratch_report rep = { 0 };
+	struct helper_arg arg;
 	int pipefd[2], status = 0;
+	void *stack;
 	pid_t pid;
 	ssize_t n;
 
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_TMPDIR, errno,
 				"preparing the run's private /tmp: %s", strerror(errno));
-	pid = fork();
+	/*
+	 * CLONE_VM | CLONE_VFORK, as posix_spawn does: no copy of the
+	 * controller's page tables (its rings and maps), and the controller
+	 * waits until the helper has exited.  The helper gets its own
+	 * descriptor table and fs_struct (setns into a mount namespace needs
+	 * one of its own) and a stack of its own.
+	 */
+	stack = malloc(HELPER_STACK);
+	arg = (struct helper_arg){ run, pidfd, pipefd[1] };
+	pid = stack ? clone(helper_main, (char *)stack + HELPER_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD,
+			    &arg)
+		    : -1;
 	if (pid < 0) {
-		int e = errno;
+		int e = stack ? errno : ENOMEM;
 
+		free(stack);
 		close(pipefd[0]);
 		close(pipefd[1]);
 		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_TMPDIR, e,
-				"forking to set up the run's private /tmp: %s", strerror(e));
+				"starting the helper that sets up the run's private /tmp: %s",
+				strerror(e));
 	}
-	if (pid == 0) {
-		close(pipefd[0]);
-		helper(run, pidfd, pipefd[1]);
-	}
+	free(stack);
 	close(pipefd[1]);
 	n = read(pipefd[0], &rep, sizeof(rep));
 	close(pipefd[0]);
