@@ -35,78 +35,12 @@ static const char check_usage[] =
 	"                       'forbidden' items are listed as notes\n"
 	"Exits 0 when valid (and within the contract), 1 when not, 2 on a usage error.\n";
 
-/* Whether `path` (or standard input) starts with the compiled policy's magic. */
-static bool is_compiled_policy(const char *path)
-{
-	struct tp_diags diags = { 0 };
-	const char *data;
-	char magic[4];
-	size_t len;
-	FILE *f;
-	bool yes;
-
-	if (policy_path_is_stdin(path)) {
-		yes = policy_read_stdin(&data, &len, &diags) == 0 && len >= sizeof(magic) &&
-		      memcmp(data, TP_FORMAT_MAGIC, sizeof(magic)) == 0;
-		tp_diags_free(&diags);
-		return yes;
-	}
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	yes = fread(magic, 1, sizeof(magic), f) == sizeof(magic) &&
-	      memcmp(magic, TP_FORMAT_MAGIC, sizeof(magic)) == 0;
-	fclose(f);
-	return yes;
-}
-
-static int parse_contract(const char *path, struct tp_contract **out, struct tp_diags *diags)
-{
-	const char *data;
-	size_t len;
-	int r;
-
-	if (!policy_path_is_stdin(path))
-		return tp_contract_parse_file(path, out, diags);
-	r = policy_read_stdin(&data, &len, diags);
-	return r < 0 ? r : tp_contract_parse(POLICY_STDIN_NAME, data, len, out, diags);
-}
-
-static int parse_envelope(const char *path, struct tp_envelope **out, struct tp_diags *diags)
-{
-	const char *data;
-	size_t len;
-	int r;
-
-	if (!policy_path_is_stdin(path))
-		return tp_envelope_parse_file(path, out, diags);
-	r = policy_read_stdin(&data, &len, diags);
-	return r < 0 ? r : tp_envelope_parse(POLICY_STDIN_NAME, data, len, out, diags);
-}
-
-/*
- * What is valid but worth a look (policyc/warnings.c) in an envelope; none
- * for a compiled policy, which has no positions.  0 or -ENOMEM.
- */
-static int collect_warnings(const char *path, struct tp_diags *warnings)
-{
-	struct tp_envelope *env = NULL;
-	struct tp_diags diags = { 0 };
-	int r = 0;
-
-	if (!is_compiled_policy(path) && parse_envelope(path, &env, &diags) == 0)
-		r = tp_envelope_warnings(policy_input_name(path), env, warnings);
-	tp_diags_free(&diags);
-	tp_envelope_free(env);
-	return r;
-}
-
 /* FILE:LINE:COLUMN: warning: MESSAGE on stderr. */
 static void print_warnings(const char *path)
 {
 	struct tp_diags warnings = { 0 };
 
-	if (collect_warnings(path, &warnings) == 0)
+	if (policy_warnings(path, &warnings) == 0)
 		for (size_t i = 0; i < warnings.count; i++)
 			fprintf(stderr, "%s:%u:%u: warning: %s\n", warnings.items[i].file,
 				warnings.items[i].line, warnings.items[i].column,
@@ -155,9 +89,9 @@ static int check_contract(const char *contract_path, const char *envelope_path,
 
 	if (!notes_out)
 		return -ENOMEM;
-	r = parse_contract(contract_path, &contract, &diags);
+	r = policy_parse_contract(contract_path, &contract, &diags);
 	if (r == 0)
-		r = parse_envelope(envelope_path, &env, &diags);
+		r = policy_parse_envelope(envelope_path, &env, &diags);
 	if (r == 0)
 		r = tp_contract_check(contract, envelope_name, env, &diags, notes_out);
 	if (sb) {
@@ -193,7 +127,7 @@ static int check_json(const char *path, const char *contract)
 
 	r = policy_load_diags(path, &policy, &diags);
 	status = r < 0 ? TETHER_EXIT_INVALID : TETHER_EXIT_OK;
-	s = r < 0 ? 0 : collect_warnings(path, &warnings);
+	s = r < 0 ? 0 : policy_warnings(path, &warnings);
 	s = s ?: sb_printf(&sb, "{");
 	s = s ?: json_input_members(&sb, policy_input_name(path), policy, &diags, r, &warnings);
 	s = s ?: sb_printf(&sb, ",\"acknowledged_gaps\":[");
@@ -275,7 +209,7 @@ int cmd_check(int argc, char **argv)
 				"standard input (-)\n");
 		return TETHER_EXIT_USAGE;
 	}
-	if (contract && is_compiled_policy(path)) {
+	if (contract && policy_is_compiled(path)) {
 		fprintf(stderr, "tether check: --contract compares the envelope itself (YAML) with "
 				"the contract, not a compiled policy: give %s's source\n",
 			name);

@@ -141,3 +141,69 @@ int policy_print_digest(const struct tp_policy *policy, FILE *out)
 	fprintf(out, "policy %s\n", text);
 	return 0;
 }
+
+/* Whether `path` (or standard input) starts with the compiled policy's magic. */
+bool policy_is_compiled(const char *path)
+{
+	struct tp_diags diags = { 0 };
+	const char *data;
+	char magic[4];
+	size_t len;
+	FILE *f;
+	bool yes;
+
+	if (policy_path_is_stdin(path)) {
+		yes = policy_read_stdin(&data, &len, &diags) == 0 && len >= sizeof(magic) &&
+		      memcmp(data, TP_FORMAT_MAGIC, sizeof(magic)) == 0;
+		tp_diags_free(&diags);
+		return yes;
+	}
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	yes = fread(magic, 1, sizeof(magic), f) == sizeof(magic) &&
+	      memcmp(magic, TP_FORMAT_MAGIC, sizeof(magic)) == 0;
+	fclose(f);
+	return yes;
+}
+
+int policy_parse_contract(const char *path, struct tp_contract **out, struct tp_diags *diags)
+{
+	const char *data;
+	size_t len;
+	int r;
+
+	if (!policy_path_is_stdin(path))
+		return tp_contract_parse_file(path, out, diags);
+	r = policy_read_stdin(&data, &len, diags);
+	return r < 0 ? r : tp_contract_parse(POLICY_STDIN_NAME, data, len, out, diags);
+}
+
+int policy_parse_envelope(const char *path, struct tp_envelope **out, struct tp_diags *diags)
+{
+	const char *data;
+	size_t len;
+	int r;
+
+	if (!policy_path_is_stdin(path))
+		return tp_envelope_parse_file(path, out, diags);
+	r = policy_read_stdin(&data, &len, diags);
+	return r < 0 ? r : tp_envelope_parse(POLICY_STDIN_NAME, data, len, out, diags);
+}
+
+/*
+ * What is valid but worth a look (policyc/warnings.c) in an envelope; none
+ * for a compiled policy, which has no positions.  0 or -ENOMEM.
+ */
+int policy_warnings(const char *path, struct tp_diags *warnings)
+{
+	struct tp_envelope *env = NULL;
+	struct tp_diags diags = { 0 };
+	int r = 0;
+
+	if (!policy_is_compiled(path) && policy_parse_envelope(path, &env, &diags) == 0)
+		r = tp_envelope_warnings(policy_input_name(path), env, warnings);
+	tp_diags_free(&diags);
+	tp_envelope_free(env);
+	return r;
+}

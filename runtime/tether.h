@@ -40,6 +40,8 @@ int cmd_diff(int argc, char **argv);
 
 struct tp_policy;
 struct tp_diags;
+struct tp_envelope;
+struct tp_contract;
 
 /*
  * "-" for an input path is standard input, named POLICY_STDIN_NAME in
@@ -58,6 +60,17 @@ int policy_read_stdin(const char **data, size_t *len, struct tp_diags *diags);
 int policy_load(const char *path, struct tp_policy **out);
 /* The same, with the problems left in `diags` and nothing printed. */
 int policy_load_diags(const char *path, struct tp_policy **out, struct tp_diags *diags);
+/* Whether `path` (or standard input) starts with the compiled policy's magic. */
+bool policy_is_compiled(const char *path);
+/* An envelope or a task contract from a file or "-"; problems in `diags`. */
+int policy_parse_envelope(const char *path, struct tp_envelope **out, struct tp_diags *diags);
+int policy_parse_contract(const char *path, struct tp_contract **out, struct tp_diags *diags);
+/*
+ * What `tether check` warns about in the envelope at `path` (none for a
+ * compiled policy, which has no positions), appended to `warnings`.  0 or
+ * -ENOMEM.
+ */
+int policy_warnings(const char *path, struct tp_diags *warnings);
 
 /* Prints every diagnostic (or, when there is none, the bare error) to stderr. */
 void policy_print_diags(const struct tp_diags *diags, const char *path, int error);
