@@ -37,7 +37,7 @@ CFLAGS      += -std=gnu17 -Wall -Wextra -Werror -Wno-unused-parameter \
 	       -I. -I$(OUTPUT) $(SAN_FLAGS)
 BPF_CFLAGS  := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	       -I. -Ivmlinux -I/usr/include/$(shell uname -m)-linux-gnu
-STATIC_LIBS := -lbpf -lelf -lz -lyaml
+STATIC_LIBS := -lbpf -lelf -lz -lyaml -levent -ljansson
 LDFLAGS_STATIC := -static
 
 ifeq ($(V),1)
@@ -101,7 +101,7 @@ $(OUTPUT)/tether: $(OUTPUT)/obj/runtime/main.o $(OUTPUT)/libtether.a
 $(OUTPUT)/tests/unit/%: tests/unit/%.c $(OUTPUT)/libtether.a $(HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lcriterion -lbpf -lelf -lz -lyaml
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lcriterion -lbpf -lelf -lz -lyaml -levent -ljansson
 
 # Programs run inside the VM: static, no libc surprises in the initramfs.
 $(OUTPUT)/tests/vm/%: tests/vm/progs/%.c $(HDRS)
@@ -128,7 +128,7 @@ test-unit: $(UNIT_BINS)
 $(OUTPUT)/tests/host/%: tests/host/%.c $(OUTPUT)/libtether.a $(HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml -levent -ljansson
 
 test-host: $(OUTPUT)/tether $(OUTPUT)/tests/host/netconfine
 	$(Q)tests/host/run-host-tests $(OUTPUT)/tether
@@ -232,7 +232,7 @@ $(BENCH_DIR)/gen: bench/policyc/gen.c
 $(BENCH_DIR)/bench: bench/policyc/bench.c bench/common/stats.h $(OUTPUT)/libtether.a $(HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml -levent -ljansson
 
 $(BENCH_DIR)/envelope.yaml: $(BENCH_DIR)/gen
 	$(call msg,GEN,$@)
@@ -255,7 +255,7 @@ $(BENCH_FS_DIR)/loops: bench/fs/loops.c bench/common/stats.h
 $(BENCH_FS_DIR)/envelope: bench/fs/envelope.c $(OUTPUT)/libtether.a $(HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml -levent -ljansson
 
 bench-fs: $(OUTPUT)/tether $(BENCH_FS_DIR)/loops $(BENCH_FS_DIR)/envelope
 	$(Q)bench/fs/bench-fs $(OUTPUT)
@@ -274,7 +274,7 @@ $(BENCH_NET_DIR)/loops: bench/net/loops.c bench/common/stats.h
 $(BENCH_NET_DIR)/envelope: bench/net/envelope.c $(OUTPUT)/libtether.a $(HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml -levent -ljansson
 
 bench-net: $(OUTPUT)/tether $(BENCH_NET_DIR)/loops $(BENCH_NET_DIR)/envelope
 	$(Q)bench/net/bench-net $(OUTPUT)

@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/abi/rules.h"
+#include "bpf/exit.skel.h"
 #include "bpf/fs.skel.h"
 #include "bpf/kernel.skel.h"
 #include "bpf/net.skel.h"
@@ -119,6 +120,7 @@ struct skel_ops {
 
 SKEL_OPS(fs);
 SKEL_OPS(proc);
+SKEL_OPS(exit);
 SKEL_OPS(kernel);
 SKEL_OPS(sock);
 SKEL_OPS(net);
@@ -144,7 +146,7 @@ struct required_hook {
 };
 
 enum attach_kind {
-	ATTACH_TRACING,	/* BPF-LSM, fentry, fexit: bpf_program__attach */
+	ATTACH_TRACING,	/* BPF-LSM, fentry, fexit, tp_btf: bpf_program__attach */
 	ATTACH_CGROUP,	/* cgroup-BPF: attached to the run cgroups' parent */
 };
 
@@ -217,6 +219,8 @@ static const struct bpf_object_row {
 } objects[] = {
 	{ "fs", &fs_ops, ATTACH_TRACING, true, fs_variants, NULL, NULL },
 	{ "proc", &proc_ops, ATTACH_TRACING, true, NULL, proc_required, proc_traced },
+	/* tp_btf, no LSM hook; but not a network object (tl_net_open_unpinned) */
+	{ "exit", &exit_ops, ATTACH_TRACING, true, NULL, NULL, NULL },
 	{ "kernel", &kernel_ops, ATTACH_TRACING, true, kernel_variants, kernel_required,
 	  kernel_traced },
 	{ "sock", &sock_ops, ATTACH_TRACING, true, NULL, NULL, NULL },
@@ -243,6 +247,7 @@ static const struct shared_map {
 	{ "abstract_sockets", offsetof(struct tl_node, abstract_fd) },
 	{ "run_keys", offsetof(struct tl_node, run_keys_fd) },
 	{ "net_rules", offsetof(struct tl_node, net_rules_fd) },
+	{ "run_exit", offsetof(struct tl_node, run_exit_fd) },
 	{ "walk_scratch", -1 },
 };
 #define SHARED_MAP_COUNT (sizeof(shared_maps) / sizeof(shared_maps[0]))
@@ -1227,6 +1232,21 @@ static void reset_seq(struct tl_node *node, uint32_t slot)
 		__atomic_store_n(&node->run_seq[slot], 0, __ATOMIC_SEQ_CST);
 }
 
+/*
+ * The slot's exit entry starts again, zero: no tgid, not exited.  A run
+ * never reads how the slot's previous run ended, and a process of the
+ * previous run that outlives it (its tgid left in the entry) writes
+ * nothing once the runs entry is gone.
+ */
+static int reset_exit(struct tl_node *node, uint32_t slot)
+{
+	struct tether_run_exit zero = { 0 };
+
+	if (slot == 0 || slot >= TETHER_RUN_EXIT_ENTRIES)
+		return -EINVAL;
+	return bpf_map_update_elem(node->run_exit_fd, &slot, &zero, BPF_ANY) ? -errno : 0;
+}
+
 int tl_run_install(struct tl_node *node, uint64_t cgroup_id, const struct tl_run_plan *plan,
 		   struct tl_run *run, struct tl_error *err)
 {
@@ -1257,6 +1277,12 @@ int tl_run_install(struct tl_node *node, uint64_t cgroup_id, const struct tl_run
 		goto fail;
 	/* no runs entry names the slot yet: no hook can take a number from it */
 	reset_seq(node, run->run_slot);
+	/* nor record an exit in it */
+	r = reset_exit(node, run->run_slot);
+	if (r) {
+		r = fail(err, r, "resetting the exit entry of run slot %u", run->run_slot);
+		goto fail;
+	}
 	for (i = 0; i < rule_count; i++) {
 		r = tl_path_key(run->run_slot, rules[i].path, &key);
 		if (r) {
@@ -1369,6 +1395,52 @@ int tl_run_seq_next(struct tl_node *node, const struct tl_run *run, uint64_t *se
 	return 0;
 }
 
+int tl_run_set_main(struct tl_node *node, const struct tl_run *run, uint32_t tgid,
+		    struct tl_error *err)
+{
+	struct tether_run_exit value = { .tgid = tgid };
+	uint32_t slot = run->run_slot;
+
+	if (!run->active || slot == 0 || slot >= TETHER_RUN_EXIT_ENTRIES)
+		return fail(err, ENOENT, "setting process %u as the main process of a run that is "
+			    "not installed", tgid);
+	/* one copy of the whole entry: exited, status and exit_ns back to 0 with the tgid */
+	if (bpf_map_update_elem(node->run_exit_fd, &slot, &value, BPF_ANY))
+		return fail(err, errno, "setting process %u as the main process of run slot %u",
+			    tgid, slot);
+	return 0;
+}
+
+int tl_run_main_exit(struct tl_node *node, uint32_t run_slot, struct tether_run_exit *out)
+{
+	struct tether_run_exit value;
+
+	if (run_slot == 0 || run_slot >= TETHER_RUN_EXIT_ENTRIES)
+		return -EINVAL;
+	if (bpf_map_lookup_elem(node->run_exit_fd, &run_slot, &value))
+		return -errno;
+	/*
+	 * The lookup copies the entry with no order between its fields, so a
+	 * copy that saw exited == 1 may hold status as it was before.  BPF
+	 * writes status and exit_ns before exited, with a fully ordered atomic
+	 * (exit.bpf.c): a second copy, made after the first saw exited, holds
+	 * them.  They do not change after that until the entry is reset.
+	 */
+	if (value.exited == 1) {
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (bpf_map_lookup_elem(node->run_exit_fd, &run_slot, &value))
+			return -errno;
+	}
+	if (value.exited != 1) {
+		/* not yet, or being written: nothing but the tgid is valid */
+		value.exited = 0;
+		value.status = 0;
+		value.exit_ns = 0;
+	}
+	*out = value;
+	return 0;
+}
+
 static int delete_slot_keys(int fd, size_t key_size, size_t slot_offset, uint32_t slot);
 static int delete_run_keys(int fd, uint64_t cgroup_id);
 
@@ -1436,6 +1508,10 @@ int tl_run_remove(struct tl_node *node, struct tl_run *run, struct tl_error *err
 				     offsetof(struct tether_net_key, run_slot), run->run_slot);
 		if (r && !first)
 			first = fail(err, r, "removing the address rules of run slot %u",
+				     run->run_slot);
+		r = reset_exit(node, run->run_slot);
+		if (r && !first)
+			first = fail(err, r, "resetting the exit entry of run slot %u",
 				     run->run_slot);
 		/*
 		 * A slot whose entries did not all go stays claimed: the next run
@@ -1589,10 +1665,39 @@ int tl_run_reclaim(struct tl_node *node, uint64_t cgroup_id, struct tl_error *er
 				     offsetof(struct tether_net_key, run_slot), value.run_slot);
 	if (r)
 		return fail(err, r, "removing the rules of run slot %u", value.run_slot);
-	/* no runs entry names the slot any more; the next install resets it too */
+	/* no runs entry names the slot any more; the next install resets them too */
 	reset_seq(node, value.run_slot);
+	r = reset_exit(node, value.run_slot);
+	if (r)
+		return fail(err, r, "resetting the exit entry of run slot %u", value.run_slot);
 	if (bpf_map_delete_elem(node->audit_rings_fd, &value.run_slot) && errno != ENOENT)
 		return fail(err, errno, "releasing run slot %u", value.run_slot);
+	return 0;
+}
+
+int tl_run_adopt(struct tl_node *node, uint64_t cgroup_id, struct tl_run *run,
+		 struct tl_error *err)
+{
+	struct tether_run value;
+	uint32_t ring_id;
+	int fd;
+
+	if (bpf_map_lookup_elem(node->runs_fd, &cgroup_id, &value))
+		return errno == ENOENT ? -ENOENT : fail(err, errno, "looking up run cgroup %llu",
+							  (unsigned long long)cgroup_id);
+	/* from userspace, a map-of-maps lookup yields the inner map's id */
+	if (bpf_map_lookup_elem(node->audit_rings_fd, &value.run_slot, &ring_id))
+		return fail(err, errno, "looking up the audit ring of run slot %u", value.run_slot);
+	fd = bpf_map_get_fd_by_id(ring_id);
+	if (fd < 0)
+		return fail(err, errno, "opening the audit ring of run slot %u (map id %u)",
+			    value.run_slot, ring_id);
+	*run = (struct tl_run){
+		.cgroup_id = cgroup_id,
+		.run_slot = value.run_slot,
+		.ring_fd = fd,
+		.active = true,
+	};
 	return 0;
 }
 

@@ -49,6 +49,7 @@ struct tl_node {
 	int net_rules_fd;	/* address rules (LPM trie) */
 	int run_keys_fd;	/* keys runs allocated: address -> run cgroup id */
 	int run_seq_fd;		/* per run slot: the last sequence number handed out */
+	int run_exit_fd;	/* per run slot: how the run's main process ended (BPF) */
 	/* run_seq mapped (TETHER_RUN_SEQ_ENTRIES counters), shared with the kernel */
 	uint64_t *run_seq;
 	uint32_t run_cgroup_level;
@@ -179,10 +180,11 @@ struct tl_run {
 
 /*
  * Claims a run slot, creates the run's audit ring, resets the slot's
- * sequence counter, writes the plan's path rules, inode rules and pins,
- * the abstract unix socket names the run may reach and its address rules,
- * and finally the runs[cgroup_id] entry that turns enforcement on.  On
- * failure everything written so far is removed again.
+ * sequence counter and its main process's exit entry, writes the plan's
+ * path rules, inode rules and pins, the abstract unix socket names the run
+ * may reach and its address rules, and finally the runs[cgroup_id] entry
+ * that turns enforcement on.  On failure everything written so far is
+ * removed again.
  */
 int tl_run_install(struct tl_node *node, uint64_t cgroup_id, const struct tl_run_plan *plan,
 		   struct tl_run *run, struct tl_error *err);
@@ -220,13 +222,38 @@ int tl_run_counters(struct tl_node *node, const struct tl_run *run, struct tl_ru
  */
 int tl_run_seq_next(struct tl_node *node, const struct tl_run *run, uint64_t *seq);
 
+/*
+ * The run's main process: the thread group whose end the kernel records in
+ * run_exit[run slot] (bpf/abi/rules.h, struct tether_run_exit), so that a
+ * controller that is not its parent (a restarted node agent) still learns
+ * its wait status.  Writes tgid and resets the rest (not exited).  Call it
+ * once the command is spawned and before it may run (while the child waits
+ * for the launch's go signal): an exit before the write is not recorded.
+ * `tgid` is the number in the initial pid namespace, as clone3 returns it
+ * to a controller there; 0 records nothing.  -ENOENT unless the run is
+ * installed.
+ */
+int tl_run_set_main(struct tl_node *node, const struct tl_run *run, uint32_t tgid,
+		    struct tl_error *err);
+
+/*
+ * Reads run_exit[run_slot]: `out->exited` is 1 once the main process's
+ * whole thread group has exited, with `status` (as waitpid reports it) and
+ * `exit_ns` (CLOCK_BOOTTIME); otherwise exited, status and exit_ns are 0
+ * and `tgid` says which process is awaited (0: none was set).  By slot,
+ * not struct tl_run: a controller re-adopting a run has only the maps
+ * (the slot is in the runs entry).  -EINVAL for a slot out of range.
+ */
+int tl_run_main_exit(struct tl_node *node, uint32_t run_slot, struct tether_run_exit *out);
+
 /* The cgroup id of a cgroup2 directory: its file handle (as systemd reads it). */
 int tl_cgroup_id(int dir_fd, uint64_t *id);
 
 /*
  * Removes every map entry of the run (runs entry first, so no new decision
- * uses the run, then rules, then the ring).  Keeps going after an error and
- * returns the first one.  Does not close ring_fd until tl_run_free.
+ * uses the run, then rules, the exit entry (zeroed), then the ring).
+ * Keeps going after an error and returns the first one.  Does not close
+ * ring_fd until tl_run_free.
  */
 int tl_run_remove(struct tl_node *node, struct tl_run *run, struct tl_error *err);
 void tl_run_free(struct tl_run *run);
@@ -234,9 +261,17 @@ void tl_run_free(struct tl_run *run);
 /*
  * Removes every map entry of the run registered for `cgroup_id` by a
  * controller that died: its runs entry, every path and inode rule of its
- * slot, and its audit ring.  -ENOENT when no run has that cgroup id.
+ * slot, its exit entry (zeroed), and its audit ring.  -ENOENT when no run has that cgroup id.
  */
 int tl_run_reclaim(struct tl_node *node, uint64_t cgroup_id, struct tl_error *err);
+
+/*
+ * The run registered for `cgroup_id`, taken over from a controller that
+ * stopped: its slot and a descriptor of its ring.  No rules are listed in
+ * *run (remove it with tl_run_reclaim).  -ENOENT when no run has that id.
+ */
+int tl_run_adopt(struct tl_node *node, uint64_t cgroup_id, struct tl_run *run,
+		 struct tl_error *err);
 
 /* The cgroup ids of every run registered in the runs map (malloc'd array). */
 int tl_runs_list(struct tl_node *node, uint64_t **ids, size_t *count);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Helpers shared by the policyc sources.  Not part of the library's API:
- * nothing outside policyc/ includes this header.
+ * outside policyc/ only runtime/daemon/config.c includes this header (the
+ * daemon's configuration is read the way envelopes are: schema_internal.h).
  */
 #ifndef TETHER_POLICYC_INTERNAL_H
 #define TETHER_POLICYC_INTERNAL_H

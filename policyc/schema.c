@@ -294,7 +294,7 @@ int tp_schema_load(const char *name, const char *what, const char *data, size_t 
 				 "NUL byte in the %s: YAML text cannot contain one", what);
 		return r < 0 ? r : -EINVAL;
 	}
-	return yt_parse(name, data, len, root, diags);
+	return yt_parse(name, what, data, len, root, diags);
 }
 
 int tp_schema_parse(const char *name, const char *data, size_t len, tp_schema_parse_fn parse,

@@ -15,7 +15,8 @@
  * check functions receive the struct tp_schema and get the context back
  * with TP_SCHEMA_CONTAINER(), so every table uses the one function type.
  *
- * Not part of the library's API: only policyc/ includes it.
+ * Not part of the library's API: only policyc/ includes it, and
+ * runtime/daemon/config.c, whose daemon.yaml is a third such document.
  */
 #ifndef TETHER_POLICYC_SCHEMA_INTERNAL_H
 #define TETHER_POLICYC_SCHEMA_INTERNAL_H
@@ -172,8 +173,8 @@ int tp_schema_find_duplicates(struct tp_schema *schema, const void *base, size_t
  * YAML text -> tree, with what libyaml must not see refused first: text over
  * `max_bytes`, a UTF-16 byte order mark, and NUL bytes.  A UTF-8 byte order
  * mark is skipped, and positions count from the byte after it (an editor
- * does not show it).  `what` names the document in those messages
- * ("envelope").  Returns 0 with *root set (NULL for a stream without a
+ * does not show it).  `what` names the document in those messages and in
+ * yt_parse()'s ("envelope").  Returns 0 with *root set (NULL for a stream without a
  * document), or a negative errno with the problem in `diags`.
  */
 int tp_schema_load(const char *name, const char *what, const char *data, size_t len,

@@ -11,7 +11,8 @@
  * inside `why` is escaped with tp_excerpt().  No parser allocates except
  * tp_parse_hostname(), which returns a malloc'd name.
  *
- * Not part of the library's API: only policyc/ includes it.
+ * Not part of the library's API: only policyc/ includes it, and
+ * runtime/daemon/config.c (tp_parse_uint for daemon.yaml's numbers).
  */
 #ifndef TETHER_POLICYC_VALUES_H
 #define TETHER_POLICYC_VALUES_H

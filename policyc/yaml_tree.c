@@ -22,6 +22,7 @@
 
 struct builder {
 	const char *name;
+	const char *what;	/* the document, for messages: "envelope" */
 	const char *data;
 	size_t len;
 	struct tp_diags *diags;
@@ -32,6 +33,12 @@ struct builder {
 	size_t node_count;
 	size_t document_count;
 };
+
+/* "an" before "envelope", "a" before "contract": messages name the document. */
+static const char *article(const char *what)
+{
+	return strchr("aeiouAEIOU", what[0]) ? "an" : "a";
+}
 
 static unsigned int mark_number(size_t zero_based)
 {
@@ -334,9 +341,9 @@ static int check_tag(struct builder *b, const struct yt_node *node, const char *
 		return 0;
 	if (strncmp(tag, YAML_STD_TAG_PREFIX, prefix_len) != 0)
 		return report(b, node->line, node->column,
-			      "tag '%s' is not supported: an envelope uses only the standard tags "
+			      "tag '%s' is not supported: %s %s uses only the standard tags "
 			      "(!!str, !!int, !!float, !!bool, !!null, !!map, !!seq)",
-			      tp_excerpt(excerpt, tag, strlen(tag)));
+			      tp_excerpt(excerpt, tag, strlen(tag)), article(b->what), b->what);
 
 	name = tag + prefix_len;
 	switch (node->kind) {
@@ -355,10 +362,11 @@ static int check_tag(struct builder *b, const struct yt_node *node, const char *
 		break;
 	}
 	return report(b, node->line, node->column,
-		      "tag '!!%s' is not supported on %s: an envelope uses only the standard tags "
+		      "tag '!!%s' is not supported on %s: %s %s uses only the standard tags "
 		      "(!!str, !!int, !!float, !!bool, !!null, !!map, !!seq)",
 		      tp_excerpt(excerpt, name, strlen(name)),
-		      node->kind == YT_SCALAR ? "a scalar" : yt_node_describe(node));
+		      node->kind == YT_SCALAR ? "a scalar" : yt_node_describe(node),
+		      article(b->what), b->what);
 }
 
 static bool scalar_is_null(const yaml_event_t *event)
@@ -405,8 +413,8 @@ static int start_node(struct builder *b, const yaml_event_t *event, enum yt_kind
 	/* Limits end reading: past them we would spend memory on a file we refuse anyway. */
 	if (++b->node_count > YT_MAX_NODES) {
 		r = report(b, line, column,
-			   "the envelope has more than %d nodes; refusing to read further",
-			   YT_MAX_NODES);
+			   "the %s has more than %d nodes; refusing to read further",
+			   b->what, YT_MAX_NODES);
 		return r < 0 ? r : -EINVAL;
 	}
 	if (kind != YT_SCALAR && b->depth == YT_MAX_DEPTH) {
@@ -450,8 +458,8 @@ static int start_node(struct builder *b, const yaml_event_t *event, enum yt_kind
 	 */
 	if (anchor) {
 		r = report(b, line, column,
-			   "anchor '&%s' is not supported: an envelope spells out every value",
-			   tp_excerpt(excerpt, anchor, strlen(anchor)));
+			   "anchor '&%s' is not supported: %s %s spells out every value",
+			   tp_excerpt(excerpt, anchor, strlen(anchor)), article(b->what), b->what);
 		if (r < 0)
 			return r;
 	}
@@ -481,7 +489,8 @@ static int handle_event(struct builder *b, const yaml_event_t *event)
 		if (b->document_count++ == 0)
 			return 0;
 		r = report(b, line, column,
-			   "a second document starts here; an envelope is exactly one YAML document");
+			   "a second document starts here; %s %s is exactly one YAML document",
+			   article(b->what), b->what);
 		return r < 0 ? r : -EINVAL;
 	case YAML_ALIAS_EVENT:
 		/*
@@ -490,9 +499,10 @@ static int handle_event(struct builder *b, const yaml_event_t *event)
 		 * stopping here is what makes "billion laughs" input cost one pass.
 		 */
 		r = report(b, line, column,
-			   "alias '*%s' is not supported: an envelope spells out every value",
+			   "alias '*%s' is not supported: %s %s spells out every value",
 			   tp_excerpt(excerpt, (const char *)event->data.alias.anchor,
-				      strlen((const char *)event->data.alias.anchor)));
+				      strlen((const char *)event->data.alias.anchor)),
+			   article(b->what), b->what);
 		return r < 0 ? r : -EINVAL;
 	case YAML_SCALAR_EVENT:
 		return start_node(b, event, YT_SCALAR);
@@ -509,7 +519,7 @@ static int handle_event(struct builder *b, const yaml_event_t *event)
 	}
 }
 
-/* ---- libyaml's errors, in words an envelope's author can act on ------------ */
+/* ---- libyaml's errors, in words a document's author can act on ------------ */
 
 /*
  * libyaml's messages name the YAML rule that broke, not the mistake, and
@@ -600,11 +610,7 @@ static int hint_tab(struct builder *b, const yaml_parser_t *parser, bool *done)
  */
 static int report_utf8_error(struct builder *b, const yaml_parser_t *parser)
 {
-	/* What an envelope that is not UTF-8 usually is: Latin-1 from an old editor. */
-	static const char latin1_tail[] =
-		": an envelope is UTF-8 text; save the file as UTF-8 (from Latin-1: "
-		"iconv -f LATIN1 -t UTF-8)";
-	static const char utf8_tail[] = ": an envelope is UTF-8 text; save the file as UTF-8";
+	char latin1_tail[192], utf8_tail[128];
 	const unsigned char *s = (const unsigned char *)b->data;
 	const char *problem = parser->problem;
 	size_t at = parser->problem_offset < b->len ? parser->problem_offset : b->len;
@@ -614,6 +620,12 @@ static int report_utf8_error(struct builder *b, const yaml_parser_t *parser)
 	unsigned int line, column;
 	char bytes[4 * 5 + 1] = "";
 	int r;
+
+	/* What a file that is not UTF-8 usually is: Latin-1 from an old editor. */
+	snprintf(utf8_tail, sizeof(utf8_tail), ": %s %s is UTF-8 text; save the file as UTF-8",
+		 article(b->what), b->what);
+	snprintf(latin1_tail, sizeof(latin1_tail), "%s (from Latin-1: iconv -f LATIN1 -t UTF-8)",
+		 utf8_tail);
 
 	if (at < b->len && strcmp(problem, "incomplete UTF-8 octet sequence") == 0) {
 		/* The text ends before the character would; a byte before that may not continue it. */
@@ -720,11 +732,12 @@ static int report_parser_error(struct builder *b, const yaml_parser_t *parser)
 	return r < 0 ? r : -EINVAL;
 }
 
-int yt_parse(const char *name, const char *data, size_t len,
+int yt_parse(const char *name, const char *what, const char *data, size_t len,
 	     struct yt_node **out, struct tp_diags *diags)
 {
 	struct builder b = {
 		.name = name,
+		.what = what ? what : "document",
 		.data = data,
 		.len = len,
 		.diags = diags,
@@ -737,7 +750,7 @@ int yt_parse(const char *name, const char *data, size_t len,
 		return -EINVAL;
 	if (!yaml_parser_initialize(&parser))
 		return -ENOMEM;
-	/* No guessing: an envelope is UTF-8, a UTF-16 byte order mark is an error. */
+	/* No guessing: the text is UTF-8, a UTF-16 byte order mark is an error. */
 	yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)(data ? data : ""), len);
 

@@ -3,8 +3,9 @@
  * yaml_tree: a YAML stream -> one tree of scalars, mappings and sequences,
  * each node with its 1-based position, built from libyaml's event API.
  *
- * It knows nothing about the envelope schema; it only enforces what no
- * envelope ever needs and what hostile input would abuse:
+ * It knows nothing about any schema (envelope, contract, daemon
+ * configuration); it only enforces what none of them ever needs and what
+ * hostile input would abuse:
  *
  *   - anchors and aliases are refused (an alias is where "billion laughs"
  *     expansion starts; an envelope spells out every value);
@@ -20,7 +21,7 @@
  * walks it later may recurse, because depth is bounded here.
  *
  * Size limits on the text itself and NUL bytes are the caller's business
- * (tp_envelope_parse checks both before handing text to libyaml).
+ * (tp_schema_load checks both before handing text to libyaml).
  */
 #ifndef TETHER_POLICYC_YAML_TREE_INTERNAL_H
 #define TETHER_POLICYC_YAML_TREE_INTERNAL_H
@@ -71,7 +72,8 @@ struct yt_node {
 
 /*
  * Parses `data` (`len` bytes, UTF-8) and appends every problem to `diags`
- * with file name `name`.
+ * with file name `name`; `what` names the document in messages ("envelope",
+ * "contract": "an envelope spells out every value"; NULL: "document").
  *
  * Returns 0 when the whole stream was read: *out is the root node, or NULL
  * for a stream that holds no document (empty, or only comments).  Problems
@@ -84,7 +86,7 @@ struct yt_node {
  * alias, a second document, a limit), -ENOMEM, or -EINVAL for bad arguments
  * (then without a diagnostic).  *out is written only on 0.
  */
-int yt_parse(const char *name, const char *data, size_t len,
+int yt_parse(const char *name, const char *what, const char *data, size_t len,
 	     struct yt_node **out, struct tp_diags *diags);
 
 /* Frees a node and everything below it; accepts NULL. */

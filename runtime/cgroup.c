@@ -142,6 +142,18 @@ static int lock_run_dir(struct cg_run *cg)
 	return 0;
 }
 
+int cg_run_adopt(const char *path, struct cg_run *cg)
+{
+	int r = cg_run_open(path, cg);
+
+	if (r)
+		return r;
+	r = lock_run_dir(cg);
+	if (r)
+		cg_run_free(cg);
+	return r;
+}
+
 int cg_find_orphans(const char *mount_point, struct cg_run **orphans, size_t *orphan_count,
 		    uint64_t **all_ids, size_t *all_count)
 {

@@ -47,6 +47,13 @@ int cg_parent_lock(const char *mount_point);
 int cg_run_open(const char *path, struct cg_run *cg);
 
 /*
+ * Opens an existing run cgroup and takes its lock, as its controller now
+ * (a supervisor adopting the run); -EWOULDBLOCK when a live controller
+ * holds it.  Call under the parent lock.
+ */
+int cg_run_adopt(const char *path, struct cg_run *cg);
+
+/*
  * Under the parent lock: the run cgroups below <mount>/tether whose lock is
  * free, opened and locked (so the caller may remove them), and the ids of
  * all run cgroups found.  Arrays are malloc'd.

@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "runtime/daemon/client.h"
 #include "runtime/runs.h"
 #include "runtime/tether.h"
 
@@ -75,6 +76,26 @@ int cmd_kill(int argc, char **argv)
 	if (!run_id_valid(id)) {
 		fprintf(stderr, "tether kill: invalid run id '%s'\n", id);
 		return TETHER_EXIT_USAGE;
+	}
+	/* the daemon's runs first: it ends them and journals why */
+	if (client_daemon_up(client_socket_path())) {
+		char target[256], *body = NULL;
+		int status = 0;
+
+		snprintf(target, sizeof(target), "/v1/runs/%s/cancel", id);
+		r = client_request(client_socket_path(), "POST", target, "", 0, &status, &body, NULL);
+		free(body);
+		if (r == 0 && status == 202)
+			return TETHER_EXIT_OK;
+		if (r == 0 && status == 409) {
+			fprintf(stderr, "tether kill: run '%s' has ended already\n", id);
+			return TETHER_EXIT_KILL_NO_RUN;
+		}
+		if (r == 0 && status == 403) {
+			fprintf(stderr, "tether kill: the daemon does not let this user end runs\n");
+			return TETHER_EXIT_INVALID;
+		}
+		/* 404: not the daemon's; a standalone run's file may name it */
 	}
 	snprintf(path, sizeof(path), TETHER_RUNS_DIR "/%s", id);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);

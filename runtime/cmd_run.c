@@ -16,7 +16,9 @@
 
 #include "common/clock.h"
 #include "policyc/policy.h"
+#include "runtime/daemon/client.h"
 #include "runtime/run/run.h"
+#include "runtime/run_daemon.h"
 #include "runtime/runs.h"
 #include "runtime/tether.h"
 
@@ -25,6 +27,7 @@ struct run_opts {
 	const char *run_id;
 	const char *audit_path;
 	bool audit_allowed;
+	bool standalone;
 	char **argv;
 };
 
@@ -32,7 +35,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: tether run --envelope FILE [--run-id ID] [--audit FILE] [--audit-allowed]\n"
-		"                  -- COMMAND [ARGS...]\n"
+		"                  [--standalone] -- COMMAND [ARGS...]\n"
 		"\n"
 		"Runs COMMAND in a fresh cgroup confined by the envelope's rules (BPF-LSM).\n"
 		"FILE is an envelope or a policy compiled by tether compile (- reads it from\n"
@@ -40,6 +43,10 @@ static void usage(FILE *out)
 		"record per line goes to --audit FILE (default: the envelope's audit.sink,\n"
 		"else stderr): every denial, and with --audit-allowed (or the envelope's\n"
 		"audit.record_allowed) every allowed write operation too.\n"
+		"\n"
+		"When a tether daemon answers on $TETHER_SOCKET (default " DAEMON_SOCKET_PATH ")\n"
+		"the run is its (journaled, listed by tether ps), with COMMAND's stdin, stdout and\n"
+		"stderr lent to it; --standalone runs it in this process all the same.\n"
 		"\n"
 		"The run's terminal reason is its exit status (and the end record's \"reason\"):\n"
 		"  0    succeeded: COMMAND exited 0\n"
@@ -62,6 +69,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		{ "run-id", required_argument, NULL, 'i' },
 		{ "audit", required_argument, NULL, 'a' },
 		{ "audit-allowed", no_argument, NULL, 'A' },
+		{ "standalone", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -81,6 +89,9 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			break;
 		case 'A':
 			o->audit_allowed = true;
+			break;
+		case 'S':
+			o->standalone = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -205,6 +216,22 @@ int cmd_run(int argc, char **argv)
 	}
 	if (policy_load(opts.envelope, &policy) < 0)
 		return TETHER_EXIT_RUN_INVALID;
+	if (!opts.standalone && client_daemon_up(client_socket_path())) {
+		const struct run_daemon_request q = {
+			.envelope = opts.envelope,
+			.envelope_name = policy_input_name(opts.envelope),
+			.policy = policy,
+			.argv = opts.argv,
+			.run_id = opts.run_id,
+			.audit_path = opts.audit_path,
+			.audit_allowed = opts.audit_allowed,
+		};
+
+		signal(SIGPIPE, SIG_IGN);
+		ret = run_via_daemon(client_socket_path(), &q);
+		tp_policy_free(policy);
+		return ret;
+	}
 
 	/* A closed audit pipe is an error to report (EPIPE), not a reason to die mid-run. */
 	signal(SIGPIPE, SIG_IGN);

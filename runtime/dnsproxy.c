@@ -1342,7 +1342,7 @@ fail:
 
 int dns_proxy_fd(const struct dns_proxy *p)
 {
-	return p->epfd;
+	return p ? p->epfd : -1;
 }
 
 uint16_t dns_proxy_port(const struct dns_proxy *p, int family)

@@ -229,7 +229,8 @@ static int child_setup(const struct launch_spec *s, int go_fd, int *step)
 	if (setsid() < 0)
 		return -1;
 	*step = LAUNCH_STEP_STDIO;
-	if ((s->stdout_fd >= 0 && dup2(s->stdout_fd, STDOUT_FILENO) < 0) ||
+	if ((s->stdin_fd >= 0 && dup2(s->stdin_fd, STDIN_FILENO) < 0) ||
+	    (s->stdout_fd >= 0 && dup2(s->stdout_fd, STDOUT_FILENO) < 0) ||
 	    (s->stderr_fd >= 0 && dup2(s->stderr_fd, STDERR_FILENO) < 0))
 		return -1;
 	/*

@@ -21,6 +21,7 @@ struct launch_spec {
 	gid_t gid;
 	uint64_t nofile;	/* RLIMIT_NOFILE, soft and hard; 0: left as inherited */
 	int cgroup_fd;		/* O_PATH fd of the run cgroup */
+	int stdin_fd;		/* becomes fd 0 (-1: inherited) */
 	int stdout_fd;		/* becomes fd 1 (-1: inherited) */
 	int stderr_fd;		/* becomes fd 2 (-1: inherited) */
 	const sigset_t *mask;	/* the child's signal mask */

@@ -91,6 +91,19 @@ enum record_run_event {
 	RECORD_RUN_OUTPUT_TRUNCATED,
 	RECORD_RUN_CLEANUP,
 	RECORD_RUN_END,
+	RECORD_RUN_ADOPTED,
+};
+
+/*
+ * A supervisor took the run over from one that stopped (tether daemon's
+ * restart or upgrade): how long nobody supervised it, and how many of its
+ * records had found its ring full by then (what the gap cost).
+ */
+struct record_run_adopted {
+	uint64_t gap_ms;		/* since the last sign of the supervisor that stopped */
+	uint64_t audit_lost;		/* the run's lost records so far, the gap's included */
+	uint64_t backlog;		/* records the ring held, read at adoption */
+	bool command_alive;		/* the command was still running */
 };
 
 struct record_run_start {
@@ -141,6 +154,7 @@ struct record_run {
 		struct record_run_truncated truncated;
 		struct record_run_cleanup cleanup;
 		struct record_run_end end;
+		struct record_run_adopted adopted;
 	};
 };
 

@@ -26,6 +26,8 @@ enum tether_exit {
 	TETHER_EXIT_NOTFOUND = 127,	/* run: the command was not found */
 	TETHER_EXIT_CANCELLED = 130,	/* run: cancelled (SIGINT, SIGTERM, SIGHUP, tether kill) */
 	TETHER_EXIT_KILL_NO_RUN = 3,	/* kill: no live run has that id */
+	TETHER_EXIT_DAEMON_RUNNING = 4,	/* daemon: another daemon holds the state directory */
+	TETHER_EXIT_NO_DAEMON = 5,	/* ps, inspect, logs: no daemon answers and no journal */
 };
 
 extern bool tether_verbose;
@@ -37,6 +39,10 @@ int cmd_check(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_daemon(int argc, char **argv);
+int cmd_ps(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
+int cmd_logs(int argc, char **argv);
 
 struct tp_policy;
 struct tp_diags;

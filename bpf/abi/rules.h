@@ -20,6 +20,8 @@
  *                BPF_F_MMAPABLE: the controller takes numbers from the same
  *                counter with an atomic add on its mapping)
  *   run_keys:    u64 key address -> u64 run cgroup id (hash, written by BPF)
+ *   run_exit:    u32 run_slot -> struct tether_run_exit (array: the exit
+ *                status of the run's main process, written by BPF)
  *
  * Path rules are longest-prefix matches on component boundaries.  Both sides
  * store a directory as its absolute path followed by one '/':
@@ -240,6 +242,51 @@ struct tether_path_rule {
 /* run_seq: one u64 per run slot, slot 0 unused (slots start at 1). */
 #define TETHER_RUN_SEQ_ENTRIES	(TETHER_MAX_RUNS + 1)
 
+/*
+ * Value of `run_exit`: how the run's main process (the command the
+ * controller started) ended, kept by the kernel for a controller that is
+ * not its parent any more.  A node agent that was killed and restarted
+ * re-adopts its live runs, but cannot waitid() for a process it did not
+ * fork; it reads the status here instead.
+ *
+ * The controller writes `tgid` after spawning the command and before it
+ * lets the command run (tl_run_set_main), with everything else zero.  The
+ * kernel (exit.bpf.c) writes the rest once, when the last thread of that
+ * thread group exits: exit_ns first, with a compare-and-swap from 0 that
+ * lets exactly one thread write (two can see the group dead), then status,
+ * then exited = 1 with a fully ordered atomic.  A reader checks `exited`
+ * first and trusts the other fields only when it is 1.  Nothing changes
+ * after that until the controller writes the entry again:
+ *
+ *   exit(0)                      -> status 0x0000
+ *   exit(7), exit_group(7)       -> status 0x0700        (7 << 8)
+ *   killed by SIGKILL            -> status 0x0009
+ *   SIGSEGV, core dumped         -> status 0x008b        (11 | 0x80)
+ *   SIGSEGV, no core (limit 0)   -> status 0x000b
+ *   main thread SYS_exit(0), another thread exit(5) later
+ *                                -> status 0x0500        (the last one decides)
+ *   a grandchild outliving main  -> main's status; the grandchild changes nothing
+ *   main execs another program   -> still its tgid; the new program's status
+ *
+ * which is what waitpid() would have told the parent.  The tgid is the
+ * process's number in the initial pid namespace (clone3's answer to a
+ * controller running there).
+ */
+#define TETHER_RUN_EXIT_ENTRIES	(TETHER_MAX_RUNS + 1)	/* slot 0 unused */
+
+struct tether_run_exit {
+	/* the run's main process, written by the controller after spawn; 0: none */
+	__u32 tgid;
+	__u32 exited;		/* 1 once the whole thread group of tgid exited (written last) */
+	/*
+	 * Wait status as waitpid reports it: exit code << 8, or the signal
+	 * number, | 0x80 when a core was dumped.  Only valid when exited is 1.
+	 */
+	__s32 status;
+	__u32 reserved;		/* zero */
+	__u64 exit_ns;		/* bpf_ktime_get_boot_ns (CLOCK_BOOTTIME); valid when exited */
+};
+
 _Static_assert(sizeof(struct tether_run) == 64, "tether_run layout");
 _Static_assert(TETHER_ACCESS_BITS == (1u << TETHER_ACCESS_WIDTH) - 1, "access bits are counted");
 _Static_assert(TETHER_ACCESS_WIDTH <= 8 * sizeof(((struct tether_path_rule *)0)->access),
@@ -254,5 +301,6 @@ _Static_assert(sizeof(struct tether_path_rule) == 8, "tether_path_rule layout");
 _Static_assert(sizeof(struct tether_inode_key) == 16, "tether_inode_key layout");
 _Static_assert(sizeof(struct tether_pty_key) == 8, "tether_pty_key layout");
 _Static_assert(sizeof(struct tether_abstract_key) == 136, "tether_abstract_key layout");
+_Static_assert(sizeof(struct tether_run_exit) == 24, "tether_run_exit layout");
 
 #endif

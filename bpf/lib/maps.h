@@ -37,6 +37,20 @@ struct {
 	__type(value, __u64);
 } run_seq SEC(".maps");
 
+/*
+ * How each run's main process ended, by run slot (bpf/abi/rules.h says
+ * who writes which field when).  Only exit.bpf.c writes it; every object
+ * declares it so that the loader's table of shared maps stays one list.
+ * The loader zeroes a slot's entry when a run claims it and when the run
+ * is removed, so no run sees another's exit.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TETHER_RUN_EXIT_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct tether_run_exit);
+} run_exit SEC(".maps");
+
 struct audit_ring {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, TETHER_AUDIT_RING_BYTES);

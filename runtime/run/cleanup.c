@@ -67,7 +67,9 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 		}
 		/* Leave the rules in place while anything of the run may still live. */
 		if (empty) {
-			if (tl_run_remove(&run->node, &run->run, &err)) {
+			/* an adopted run's rules are not listed here: remove its slot's, all of them */
+			if (run->adopted ? tl_run_reclaim(&run->node, run->run.cgroup_id, &err)
+					 : tl_run_remove(&run->node, &run->run, &err)) {
 				run_log(run, "%s", err.msg);
 				ret = -EUCLEAN;
 			} else {

@@ -93,12 +93,15 @@ struct run {
 	char pidfile[PATH_MAX];		/* /run/tether/runs/<run id>: for tether kill */
 	int ep;				/* the run's own epoll set: run_fd() */
 	int pidfd;			/* the command; -1 before run_start */
+	pid_t child_pid;		/* its pid; 0 before run_start */
 	int launch_report[2];		/* the failed step of the child's launch and its errno; 0: exec'd */
 	bool started, exited, torn_down;
 	int status;			/* the command's, once exited; -1: never ran */
 	enum run_reason reason;		/* the first cause that ended the run */
 	const char *budget;		/* reason BUDGET: which one ("output_bytes", ...) */
 	int timer_fd;			/* resources.wall_clock; -1: none */
+	uint64_t deadline_ns;		/* its deadline, CLOCK_MONOTONIC; 0: none (yet) */
+	bool adopted;			/* run_adopt: taken over from a supervisor that stopped */
 	int events_fd;			/* inotify on memory.events and pids.events; -1: none */
 	struct out_stream out[2];	/* the run's stdout and stderr */
 	unsigned int killed;		/* processes run_end() found alive and killed */
@@ -113,6 +116,12 @@ struct run {
 	struct run_result result;	/* once torn down */
 	int teardown_ret;
 };
+
+/* run.c: the run object with nothing set up yet; the audit stream over an installed run */
+int run_init(const struct run_config *cfg, struct run **out, struct run_error *err);
+int run_open_stream(struct run *run, struct run_error *err);
+/* adopt.c: an adopted run's command ended; its status from the kernel */
+void run_adopted_exit(struct run *run);
 
 /* Fills err and returns -errnum (EIO when errnum is 0). */
 int run_fail(struct run_error *err, enum run_error_kind kind, enum run_step step, int errnum,
@@ -147,6 +156,8 @@ int run_scratch_enter(struct run *run, int pidfd, struct run_error *err);
 
 /* runtime/run/network.c */
 int run_setup_network(struct run *run, struct run_error *err);
+/* The address plan and the names records give rules, without a DNS proxy (run_adopt). */
+int run_network_names(struct run *run, struct run_error *err);
 void run_network_free(struct run *run);
 
 /* runtime/run/output.c */

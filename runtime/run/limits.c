@@ -48,9 +48,15 @@ int run_start_timer(struct run *run)
 	run->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (run->timer_fd < 0)
 		return -errno;
-	its.it_value.tv_sec = (time_t)(ms / 1000);
-	its.it_value.tv_nsec = (long)(ms % 1000) * 1000000;
-	if (timerfd_settime(run->timer_fd, 0, &its, NULL) < 0)
+	/*
+	 * An absolute deadline on CLOCK_MONOTONIC, which every process of the
+	 * boot shares: a supervisor that adopts the run keeps it (run_adopt).
+	 */
+	if (!run->deadline_ns)
+		run->deadline_ns = clock_ns(CLOCK_MONOTONIC) + ms * 1000000;
+	its.it_value.tv_sec = (time_t)(run->deadline_ns / 1000000000);
+	its.it_value.tv_nsec = (long)(run->deadline_ns % 1000000000);
+	if (timerfd_settime(run->timer_fd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
 		return -errno;
 	run_epoll_add(run, run->timer_fd, EPOLLIN);
 	return 0;

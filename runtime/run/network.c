@@ -82,6 +82,16 @@ static int names_for_records(struct run *run, struct run_error *err)
 	return 0;
 }
 
+int run_network_names(struct run *run, struct run_error *err)
+{
+	char why[256];
+	int r = net_plan_build(run->policy, &run->net, why, sizeof(why));
+
+	if (r)
+		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_NETWORK, -r, "%s", why);
+	return names_for_records(run, err);
+}
+
 /*
  * The run's address rules in kernel form, their names for records, and its
  * DNS proxy: before the run is installed, which needs the proxy's ports.

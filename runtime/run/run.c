@@ -228,6 +228,45 @@ static void reclaim_orphans(struct run *run, const char *mount_point)
 	free(orphans);
 }
 
+int run_reclaim_node(void (*log)(void *ctx, const char *fmt, va_list ap), void *ctx)
+{
+	struct run *tmp = calloc(1, sizeof(*tmp));
+	struct tl_error lerr = { "" };
+	char mount_point[PATH_MAX];
+	FILE *mi = fopen("/proc/self/mountinfo", "re");
+	int lock, r;
+
+	if (!tmp || !mi) {
+		if (mi)
+			fclose(mi);
+		free(tmp);
+		return -ENOMEM;
+	}
+	r = cg_find_mount(mi, mount_point, sizeof(mount_point));
+	fclose(mi);
+	tmp->cfg.log = log;
+	tmp->cfg.log_ctx = ctx;
+	if (r) {
+		free(tmp);
+		return r;
+	}
+	lock = cg_parent_lock(mount_point);
+	if (lock < 0) {
+		free(tmp);
+		return lock;
+	}
+	r = tl_node_open(TETHER_RUN_CGROUP_LEVEL, lock, &tmp->node, &lerr);
+	if (r) {
+		run_log(tmp, "the BPF programs could not be opened: %s", lerr.msg);
+	} else {
+		reclaim_orphans(tmp, mount_point);
+		tl_node_close(&tmp->node);
+	}
+	close(lock);
+	free(tmp);
+	return r;
+}
+
 /*
  * cgroup v2 controllers for resources.cpu, memory_bytes and process_count:
  * a host whose hierarchy lacks one cannot enforce the envelope, and the run
@@ -344,7 +383,8 @@ static int make_cgroup(struct run *run, struct doctor_report *rep, struct run_er
 		return run_fail(err, RUN_ERROR_REFUSED, RUN_STEP_LIMITS, -r,
 				"refusing to run: the envelope's resources cannot be enforced: %s; "
 				"the command was not started.", limits_why);
-	return run_write_pidfile(run, err);
+	/* a supervisor that is asked to end its runs has no use for tether kill's file */
+	return run->cfg.no_run_file ? 0 : run_write_pidfile(run, err);
 }
 
 /*
@@ -387,6 +427,14 @@ static int install(struct run *run, struct run_error *err)
 		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_INSTALL, -r,
 				"installing the run's rules: %s", lerr.msg);
 	run->run_installed = true;
+	return run_open_stream(run, err);
+}
+
+/* The audit stream over the installed run's ring: sequence, sink, names, ring, timers. */
+int run_open_stream(struct run *run, struct run_error *err)
+{
+	int r;
+
 	run->audit.seq_next = next_seq;
 	run->audit.seq_ctx = run;
 
@@ -454,13 +502,11 @@ static int setup(struct run *run, struct run_error *err)
 	return r ?: install(run, err);
 }
 
-int run_create(const struct run_config *cfg, struct run **out, struct run_error *err)
+int run_init(const struct run_config *cfg, struct run **out, struct run_error *err)
 {
 	const struct tp_policy *policy = cfg->policy;
 	struct run *run = calloc(1, sizeof(*run));
 	uint8_t digest[32];
-	int r;
-
 	*err = (struct run_error){ 0 };
 	/* it names a cgroup directory, a run file and a TMPDIR: no "..", no "/" */
 	if (!cfg->run_id || !run_id_valid(cfg->run_id)) {
@@ -503,7 +549,9 @@ int run_create(const struct run_config *cfg, struct run **out, struct run_error 
 				strerror(ENOMEM));
 	}
 	/* where the command starts, looked up again in its namespace; none: the workspace */
-	if (!getcwd(run->cwd, sizeof(run->cwd)))
+	if (cfg->cwd)
+		snprintf(run->cwd, sizeof(run->cwd), "%s", cfg->cwd);
+	else if (!getcwd(run->cwd, sizeof(run->cwd)))
 		run->cwd[0] = 0;
 	if (tp_policy_digest(policy, digest) < 0) {
 		free(run->binds);
@@ -513,9 +561,26 @@ int run_create(const struct run_config *cfg, struct run **out, struct run_error 
 	}
 	tp_digest_text(digest, run->digest);
 	run->ep = epoll_create1(EPOLL_CLOEXEC);
-	r = run->ep < 0 ? run_fail(err, RUN_ERROR_SETUP, RUN_STEP_PREFLIGHT, errno,
-				   "creating the run's event loop: %s", strerror(errno))
-			: setup(run, err);
+	if (run->ep < 0) {
+		int r = run_fail(err, RUN_ERROR_SETUP, RUN_STEP_PREFLIGHT, errno,
+				 "creating the run's event loop: %s", strerror(errno));
+
+		run->torn_down = true;
+		run_free(run);
+		return r;
+	}
+	*out = run;
+	return 0;
+}
+
+int run_create(const struct run_config *cfg, struct run **out, struct run_error *err)
+{
+	struct run *run;
+	int r = run_init(cfg, &run, err);
+
+	if (r)
+		return r;
+	r = setup(run, err);
 	if (r) {
 		run_cleanup(run, -1, false);
 		run->torn_down = true;
@@ -535,8 +600,9 @@ int run_start(struct run *run, struct run_error *err)
 		.gid = run->gid,
 		.nofile = policy->limits[TP_LIMIT_OPEN_FILES],
 		.cgroup_fd = run->cg.dir_fd,
-		.stdout_fd = -1,
-		.stderr_fd = -1,
+		.stdin_fd = run->cfg.stdio_set ? run->cfg.stdio_fd[0] : -1,
+		.stdout_fd = run->cfg.stdio_set ? run->cfg.stdio_fd[1] : -1,
+		.stderr_fd = run->cfg.stdio_set ? run->cfg.stdio_fd[2] : -1,
 		.mask = run->cfg.child_mask,
 		.last_cap = launch_last_cap(),
 		.private_ns = true,
@@ -571,6 +637,18 @@ int run_start(struct run *run, struct run_error *err)
 
 	run_record_start(run, (clock_ns(CLOCK_MONOTONIC) - run->cfg.started_ns) / 1000);
 	r = launch_spawn(&spec, &pid, &run->pidfd, &errpipe, &gopipe);
+	if (!r) {
+		struct tl_error lerr = { "" };
+
+		run->child_pid = pid;
+		/*
+		 * The kernel keeps the command's exit status for a supervisor
+		 * that adopts the run; written before the child may run at all
+		 * (it waits for launch_go).
+		 */
+		if (tl_run_set_main(&run->node, &run->run, (uint32_t)pid, &lerr))
+			run_log(run, "warning: %s", lerr.msg);
+	}
 	for (int i = 0; i < 2; i++)
 		if (write_fd[i] >= 0)
 			close(write_fd[i]);
@@ -641,6 +719,10 @@ static int reap(struct run *run, struct run_error *err)
 {
 	siginfo_t si = { 0 };
 
+	if (run->adopted) {
+		run_adopted_exit(run);
+		return 0;
+	}
 	if (waitid((idtype_t)P_PIDFD, (id_t)run->pidfd, &si, WEXITED) < 0)
 		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_WAIT, errno, "waiting for %s: %s",
 				run->cfg.argv[0], strerror(errno));
@@ -727,6 +809,37 @@ int run_teardown(struct run *run, struct run_result *res, struct run_error *err)
 		err->err = -run->teardown_ret;
 	}
 	return run->teardown_ret;
+}
+
+void run_get_info(struct run *run, struct run_info *info)
+{
+	struct tl_run_counters c = { 0 };
+
+	*info = (struct run_info){
+		.run_id = run->run_id,
+		.policy_digest = run->digest,
+		.cgroup_path = run->cg_created ? run->cg.path : "",
+		.cgroup_id = run->cg.id,
+		.run_slot = run->run.run_slot,
+		.pid = run->child_pid,
+		.deadline_ns = run->deadline_ns,
+		.started = run->started,
+		.exited = run->exited,
+		.records = run->audit.records,
+		.coalesced = run->audit.coalesced,
+		.malformed = run->audit.malformed,
+		.seq_last = run->audit.max_seq,
+		.egress_bytes = 0,
+		.output_bytes = run->out_bytes,
+	};
+	if (run->child_pid)
+		proc_start_time(run->child_pid, &info->pid_start);
+	if (run->run_installed && !run->seq_local && tl_run_counters(&run->node, &run->run, &c) == 0) {
+		info->audit_lost = c.audit_lost;
+		info->egress_bytes = c.egress_bytes;
+		if (c.seq > info->seq_last)
+			info->seq_last = c.seq;
+	}
 }
 
 void run_free(struct run *run)

@@ -47,6 +47,16 @@ struct run_config {
 	char **argv;			/* borrowed until run_free */
 	char *const *environ;		/* the environment the run's is built from */
 	int out_fd[2];			/* where captured stdout and stderr go (resources.output_bytes) */
+	/*
+	 * With stdio_set, the command's stdin, stdout and stderr (output that
+	 * resources.output_bytes captures goes to out_fd instead); without,
+	 * the caller's own.  A daemon never lends the command its own.
+	 */
+	bool stdio_set;
+	int stdio_fd[3];
+	const char *cwd;		/* where the command starts; NULL: the caller's cwd */
+	/* no run file under /run/tether/runs: tether kill asks the supervisor instead */
+	bool no_run_file;
 	const sigset_t *child_mask;	/* the command's signal mask */
 	uint64_t started_ns;		/* CLOCK_MONOTONIC when the caller began (setup_us) */
 	/* Logs one line about the run ("reclaimed run ...").  NULL: stderr. */
@@ -122,6 +132,30 @@ struct run_result {
 int run_create(const struct run_config *cfg, struct run **out, struct run_error *err);
 
 /*
+ * A run a supervisor that stopped (SIGKILL, an upgrade) left live, taken
+ * over: what its journal says of it.
+ */
+struct run_adoption {
+	const char *cgroup_path;	/* the run cgroup */
+	int pid;			/* its command; 0: unknown */
+	unsigned long long pid_start;	/* the command's start time (proc_start_time) */
+	uint64_t deadline_ns;		/* resources.wall_clock's, CLOCK_MONOTONIC; 0: none */
+	uint64_t gap_ms;		/* how long it went unsupervised, for its record */
+};
+
+/*
+ * Takes the run over: its cgroup (and lock), its pinned map entries and
+ * ring, its limits and deadline; reads what its ring held meanwhile and
+ * writes an "adopted" record.  The command, no child of this process, is
+ * watched through a pidfd; its exit status comes from the kernel
+ * (tl_run_main_exit).  The run is then served and torn down as any other.
+ * cfg is as for run_create (argv is only named in messages; out_fd and
+ * stdio are not used: a stopped supervisor's pipes are gone).
+ */
+int run_adopt(const struct run_config *cfg, const struct run_adoption *a, struct run **out,
+	      struct run_error *err);
+
+/*
  * Writes the start record and starts the command.  On failure the run must
  * still be torn down (run_teardown writes its cleanup and end records).
  */
@@ -158,6 +192,40 @@ void run_cancel(struct run *run, const char *why);
  * could not be verified or the audit stream could not be written.
  */
 int run_teardown(struct run *run, struct run_result *res, struct run_error *err);
+
+/*
+ * Reclaims every run on the node whose controller died (the sweep
+ * run_create makes under the parent lock): kills what is left, removes
+ * its map entries and cgroup.  What it does goes to `log`.
+ */
+int run_reclaim_node(void (*log)(void *ctx, const char *fmt, va_list ap), void *ctx);
+
+/* What a supervisor journals and reports of a run (borrowed from it). */
+struct run_info {
+	const char *run_id;
+	const char *policy_digest;	/* "sha256:..." */
+	const char *cgroup_path;	/* "" before the cgroup exists */
+	uint64_t cgroup_id;
+	uint32_t run_slot;
+	int pid;			/* the command; 0 before run_start */
+	unsigned long long pid_start;	/* its start time (proc_start_time) */
+	uint64_t deadline_ns;		/* resources.wall_clock's, CLOCK_MONOTONIC; 0: none */
+	bool started, exited;
+	/* audit stream */
+	uint64_t records, coalesced, malformed;
+	uint64_t seq_last;		/* highest sequence number seen */
+	uint64_t audit_lost;		/* kernel records that found the ring full */
+	uint64_t egress_bytes;
+	uint64_t output_bytes;		/* captured bytes forwarded */
+};
+void run_get_info(struct run *run, struct run_info *info);
+
+/*
+ * Lets go of a live run without ending it, for another supervisor to adopt
+ * (run_adopt): nothing is killed or removed, its enforcement goes on; the
+ * command's captured output pipes close with this process.  Frees `run`.
+ */
+void run_detach(struct run *run);
 
 /* NULL is fine.  A run not torn down is torn down first. */
 void run_free(struct run *run);

@@ -281,6 +281,7 @@ static int encode_run(const struct record *rec, struct strbuf *out)
 		[RECORD_RUN_OUTPUT_TRUNCATED] = "output_truncated",
 		[RECORD_RUN_CLEANUP] = "cleanup",
 		[RECORD_RUN_END] = "end",
+		[RECORD_RUN_ADOPTED] = "adopted",
 	};
 	const struct record_run *run = &rec->run;
 	int r = begin(out, rec, "run");
@@ -302,6 +303,14 @@ static int encode_run(const struct record *rec, struct strbuf *out)
 		break;
 	case RECORD_RUN_END:
 		r = encode_end(&run->end, out);
+		break;
+	case RECORD_RUN_ADOPTED:
+		r = sb_printf(out, ",\"gap_ms\":%llu,\"audit_lost\":%llu,\"backlog\":%llu,"
+				   "\"command_alive\":%s",
+			      (unsigned long long)run->adopted.gap_ms,
+			      (unsigned long long)run->adopted.audit_lost,
+			      (unsigned long long)run->adopted.backlog,
+			      boolean(run->adopted.command_alive));
 		break;
 	}
 	return r ?: sb_printf(out, "}");

@@ -168,6 +168,7 @@ Test(loader_maps, node_has_every_shared_map_and_run_seq_mapped)
 	cr_assert_geq(node.net_rules_fd, 0);
 	cr_assert_geq(node.run_keys_fd, 0);
 	cr_assert_geq(node.run_seq_fd, 0);
+	cr_assert_geq(node.run_exit_fd, 0);
 	cr_assert_not_null(node.run_seq);
 }
 
@@ -452,4 +453,165 @@ Test(loader_maps, net_write_checks_and_writes_an_entry)
 	cr_assert_eq(tl_run_remove(&node, &run, NULL), 0);
 	cr_assert_eq(entries_of_slot(slot), 0);
 	tl_run_free(&run);
+}
+
+/* The slot's run_exit entry as the map holds it. */
+static struct tether_run_exit exit_entry(uint32_t slot)
+{
+	struct tether_run_exit e;
+
+	cr_assert_eq(bpf_map_lookup_elem(node.run_exit_fd, &slot, &e), 0);
+	return e;
+}
+
+/* What exit.bpf.c writes when the main process's last thread exits. */
+static void kernel_writes_exit(uint32_t slot, uint32_t tgid, int32_t status, uint64_t ns)
+{
+	struct tether_run_exit e = { .tgid = tgid, .exited = 1, .status = status, .exit_ns = ns };
+
+	cr_assert_eq(bpf_map_update_elem(node.run_exit_fd, &slot, &e, BPF_ANY), 0);
+}
+
+Test(loader_maps, install_resets_the_exit_the_slots_last_run_left)
+{
+	struct tl_run run;
+	uint32_t slot = 1 + 310 % TETHER_MAX_RUNS;
+	struct tether_run_exit e;
+
+	/* the slot's previous run ended with exit(7) and left its entry */
+	kernel_writes_exit(slot, 4000, 7 << 8, 55);
+	install(310, &run);
+	cr_assert_eq(run.run_slot, slot);
+	e = exit_entry(slot);
+	cr_assert_eq(e.tgid, 0);
+	cr_assert_eq(e.exited, 0);
+	cr_assert_eq(e.status, 0);
+	cr_assert_eq(e.exit_ns, 0);
+	cr_assert_eq(tl_run_main_exit(&node, slot, &e), 0);
+	cr_assert_eq(e.tgid, 0);
+	cr_assert_eq(e.exited, 0);
+	cr_assert_eq(tl_run_remove(&node, &run, NULL), 0);
+	tl_run_free(&run);
+}
+
+Test(loader_maps, set_main_then_exit_reads_what_the_kernel_wrote)
+{
+	struct tl_error err = { { 0 } };
+	struct tether_run_exit e;
+	struct tl_run run;
+
+	install(311, &run);
+	cr_assert_eq(tl_run_set_main(&node, &run, 1234, &err), 0, "%s", err.msg);
+	e = exit_entry(run.run_slot);
+	cr_assert_eq(e.tgid, 1234);
+	cr_assert_eq(e.exited, 0);
+	/* running: only the tgid */
+	memset(&e, 0xff, sizeof(e));
+	cr_assert_eq(tl_run_main_exit(&node, run.run_slot, &e), 0);
+	cr_assert_eq(e.tgid, 1234);
+	cr_assert_eq(e.exited, 0);
+	cr_assert_eq(e.status, 0);
+	cr_assert_eq(e.exit_ns, 0);
+	cr_assert_eq(e.reserved, 0);
+
+	/* killed by SIGKILL */
+	kernel_writes_exit(run.run_slot, 1234, 9, 777);
+	cr_assert_eq(tl_run_main_exit(&node, run.run_slot, &e), 0);
+	cr_assert_eq(e.tgid, 1234);
+	cr_assert_eq(e.exited, 1);
+	cr_assert_eq(e.status, 9);
+	cr_assert_eq(e.exit_ns, 777);
+	cr_assert_eq(tl_run_remove(&node, &run, NULL), 0);
+	tl_run_free(&run);
+}
+
+Test(loader_maps, set_main_again_resets_exited_and_status)
+{
+	struct tl_error err = { { 0 } };
+	struct tether_run_exit e;
+	struct tl_run run;
+
+	install(312, &run);
+	cr_assert_eq(tl_run_set_main(&node, &run, 50, &err), 0, "%s", err.msg);
+	kernel_writes_exit(run.run_slot, 50, 3 << 8, 1000);
+	cr_assert_eq(tl_run_set_main(&node, &run, 51, &err), 0, "%s", err.msg);
+	e = exit_entry(run.run_slot);
+	cr_assert_eq(e.tgid, 51);
+	cr_assert_eq(e.exited, 0);
+	cr_assert_eq(e.status, 0);
+	cr_assert_eq(e.exit_ns, 0);
+	cr_assert_eq(tl_run_main_exit(&node, run.run_slot, &e), 0);
+	cr_assert_eq(e.tgid, 51);
+	cr_assert_eq(e.exited, 0);
+	cr_assert_eq(tl_run_remove(&node, &run, NULL), 0);
+	tl_run_free(&run);
+}
+
+Test(loader_maps, an_exit_being_written_reads_as_not_exited)
+{
+	struct tl_error err = { { 0 } };
+	struct tether_run_exit e = { .tgid = 60, .exit_ns = 99, .status = 5 << 8 };
+	struct tl_run run;
+
+	install(313, &run);
+	cr_assert_eq(tl_run_set_main(&node, &run, 60, &err), 0, "%s", err.msg);
+	/* BPF claimed the entry (exit_ns) and wrote status, but not exited yet */
+	cr_assert_eq(bpf_map_update_elem(node.run_exit_fd, &run.run_slot, &e, BPF_ANY), 0);
+	memset(&e, 0xff, sizeof(e));
+	cr_assert_eq(tl_run_main_exit(&node, run.run_slot, &e), 0);
+	cr_assert_eq(e.tgid, 60);
+	cr_assert_eq(e.exited, 0);
+	cr_assert_eq(e.status, 0);
+	cr_assert_eq(e.exit_ns, 0);
+	cr_assert_eq(tl_run_remove(&node, &run, NULL), 0);
+	tl_run_free(&run);
+}
+
+Test(loader_maps, main_exit_checks_the_slot_and_set_main_the_run)
+{
+	struct tl_error err = { { 0 } };
+	struct tether_run_exit e = { .tgid = 77 };
+	struct tl_run run;
+
+	cr_assert_eq(tl_run_main_exit(&node, 0, &e), -EINVAL);
+	cr_assert_eq(tl_run_main_exit(&node, TETHER_RUN_EXIT_ENTRIES, &e), -EINVAL);
+	/* output untouched on failure */
+	cr_assert_eq(e.tgid, 77);
+	install(314, &run);
+	cr_assert_eq(tl_run_remove(&node, &run, NULL), 0);
+	cr_assert_eq(tl_run_set_main(&node, &run, 77, &err), -ENOENT);
+	cr_assert_not_null(strstr(err.msg, "not installed"), "%s", err.msg);
+	tl_run_free(&run);
+}
+
+Test(loader_maps, remove_and_reclaim_zero_the_exit_entry)
+{
+	struct tl_error err = { { 0 } };
+	struct tether_run_exit e;
+	struct tl_run run;
+	uint32_t slot;
+
+	install(315, &run);
+	slot = run.run_slot;
+	cr_assert_eq(tl_run_set_main(&node, &run, 70, &err), 0, "%s", err.msg);
+	kernel_writes_exit(slot, 70, 0, 10);
+	cr_assert_eq(tl_run_remove(&node, &run, NULL), 0);
+	tl_run_free(&run);
+	e = exit_entry(slot);
+	cr_assert_eq(e.tgid, 0);
+	cr_assert_eq(e.exited, 0);
+	cr_assert_eq(e.exit_ns, 0);
+
+	/* a dead controller's run: reclaim zeroes it too */
+	install(316, &run);
+	slot = run.run_slot;
+	cr_assert_eq(tl_run_set_main(&node, &run, 71, &err), 0, "%s", err.msg);
+	kernel_writes_exit(slot, 71, 11 | 0x80, 20);
+	tl_run_free(&run);
+	cr_assert_eq(tl_run_reclaim(&node, 316, &err), 0, "%s", err.msg);
+	e = exit_entry(slot);
+	cr_assert_eq(e.tgid, 0);
+	cr_assert_eq(e.exited, 0);
+	cr_assert_eq(e.status, 0);
+	cr_assert_eq(e.exit_ns, 0);
 }

@@ -1,0 +1,226 @@
+#!/bin/sh
+# tether daemon: every API operation with curl --unix-socket, refused callers,
+# the journal, tether run through the daemon (descriptors passed), ps, inspect,
+# logs and kill.  Runs inside the VM as root: tests/vm/run-suite.  The crash,
+# reconcile and upgrade cases are in daemon-crash.sh, the 64 runs in
+# daemon-many.sh.
+. /ext/suite/lib.sh
+. /ext/suite/daemonlib.sh
+
+mkdir -p /etc/tether
+WS=/srv/daemon-ws
+mkdir -p "$WS"
+envelope "$T/d.yaml" "$WS"
+
+start_daemon || { fail "daemon starts" "$(cat "$T/daemon.log")"; finish; exit 0; }
+
+# ---- health and metrics -----------------------------------------------------
+code=$(api GET /v1/health)
+[ "$code" = 200 ] && grep -q '"status":"ok"' "$T/api.body" && grep -q '"pin_dir":"/sys/fs/bpf/tether/' "$T/api.body" &&
+	pass "GET /v1/health: 200, ok, the pin directory" || fail "health" "$code $(cat "$T/api.body")"
+
+code=$(api GET /metrics)
+[ "$code" = 200 ] && grep -qx 'tether_runs_active 0' "$T/api.body" &&
+	grep -q '^# TYPE tether_denials_total counter$' "$T/api.body" &&
+	pass "GET /metrics: Prometheus text with active runs and denials by kind" ||
+	fail "metrics" "$code $(head -c 600 "$T/api.body")"
+
+# ---- a run, end to end -------------------------------------------------------
+body "$T/d.yaml" '["/bin/sh","-c","echo hello; echo oops >&2; '"$BIN"'/fsprobe EACCES write /etc/daemon-x"]' '"run_id":"api-1","tenant":"default","traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"' > "$T/b1.json"
+code=$(api POST /v1/runs -d @"$T/b1.json")
+[ "$code" = 201 ] && grep -q '"id":"api-1"' "$T/api.body" && grep -q '"state":"running"' "$T/api.body" &&
+	grep -q '"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"' "$T/api.body" &&
+	pass "POST /v1/runs: 201, the run is running, with its traceparent" ||
+	fail "create" "$code $(cat "$T/api.body")"
+
+code=$(api GET "/v1/runs/api-1/records?seq=0&follow=true")
+[ "$code" = 200 ] && tail -n 1 "$T/api.body" | grep -q '"event":"end".*"reason":"succeeded"' &&
+	grep -q '"kind":"fs","op":"create","path":"/etc/daemon-x","access":"write","decision":"deny","errno":"EACCES"' "$T/api.body" &&
+	pass "GET records?follow=true: the stream to its end record, the denial in it" ||
+	fail "records follow" "$code $(cat "$T/api.body")"
+cp "$T/api.body" "$T/api-1.records"
+
+code=$(api GET "/v1/runs/api-1/records?seq=2")
+first=$(head -n 1 "$T/api.body" | sed -n 's/^{"seq":\([0-9]*\),.*/\1/p')
+[ "$code" = 200 ] && [ "$first" = 2 ] && [ "$(wc -l < "$T/api.body")" -eq $(($(wc -l < "$T/api-1.records") - 1)) ] &&
+	pass "GET records?seq=2: from seq 2 on, nothing before" || fail "records seq" "$code first=$first"
+
+code=$(api GET /v1/runs/api-1)
+[ "$code" = 200 ] && grep -q '"state":"ended"' "$T/api.body" && grep -q '"reason":"succeeded"' "$T/api.body" &&
+	grep -q '"exit_status":0' "$T/api.body" && grep -q '"envelope_digest":"sha256:' "$T/api.body" &&
+	grep -q '"cleanup":{"verified":true' "$T/api.body" && grep -q '"kernel_release":"'"$(uname -r)"'"' "$T/api.body" &&
+	grep -q '"principal":{"uid":0,"gid":0,"pid":' "$T/api.body" && grep -q '"attempt":1' "$T/api.body" &&
+	pass "GET /v1/runs/{id}: ended, reason, exit status, digest, cleanup, kernel, principal" ||
+	fail "inspect" "$code $(cat "$T/api.body")"
+
+code=$(api GET /v1/runs/api-1/stdout)
+[ "$code" = 200 ] && [ "$(head -n 1 "$T/api.body")" = hello ] &&
+	grep -qx 'fsprobe: write /etc/daemon-x: EACCES' "$T/api.body" && pass "GET stdout: the captured output" ||
+	fail "stdout" "$code $(cat "$T/api.body")"
+code=$(api GET "/v1/runs/api-1/stderr?offset=0&follow=false")
+[ "$code" = 200 ] && grep -qx oops "$T/api.body" && pass "GET stderr: the captured errors" ||
+	fail "stderr" "$code $(cat "$T/api.body")"
+
+j=/var/lib/tether/runs/api-1/journal.jsonl
+[ "$(sed -n 's/.*"event":"\([a-z]*\)".*/\1/p' "$j" | tr '\n' ' ')" = "created starting running ended " ] &&
+	pass "the journal: created, starting, running, ended" || fail "journal" "$(cat "$j")"
+
+# ---- listing -----------------------------------------------------------------
+code=$(api GET "/v1/runs?state=ended&tenant=default")
+[ "$code" = 200 ] && grep -q '"id":"api-1"' "$T/api.body" && pass "GET /v1/runs?state=ended&tenant=default lists it" ||
+	fail "list" "$code"
+code=$(api GET "/v1/runs?state=running")
+[ "$code" = 200 ] && ! grep -q '"id":"api-1"' "$T/api.body" && pass "GET /v1/runs?state=running does not" ||
+	fail "list running" "$code $(cat "$T/api.body")"
+
+# ---- bad requests ------------------------------------------------------------
+printf 'sandbox:\n  filesystem:\n    root: sometimes\n' > "$T/bad.yaml"
+body "$T/bad.yaml" '["/bin/true"]' '"envelope_name":"bad.yaml"' > "$T/bad.json"
+code=$(api POST /v1/runs -d @"$T/bad.json")
+[ "$code" = 400 ] && grep -q '"diagnostics":\[.*"bad.yaml:3:11: error: ' "$T/api.body" &&
+	pass "a bad envelope: 400 with FILE:LINE:COLUMN diagnostics" || fail "bad envelope" "$code $(cat "$T/api.body")"
+code=$(api POST /v1/runs -d '{"argv":["/bin/true"],"envelope":"x","colour":"red"}')
+[ "$code" = 400 ] && grep -q "unknown member 'colour'" "$T/api.body" && pass "an unknown member: 400" ||
+	fail "unknown member" "$code $(cat "$T/api.body")"
+code=$(api POST /v1/runs -d @"$T/b1.json")
+[ "$code" = 409 ] && grep -q 'never reused' "$T/api.body" && pass "a used run id: 409, never reused" ||
+	fail "reuse" "$code $(cat "$T/api.body")"
+code=$(api GET /v1/runs/no-such-run)
+[ "$code" = 404 ] && pass "an unknown run: 404" || fail "404" "$code"
+code=$(api DELETE /v1/runs/api-1)
+[ "$code" = 405 ] && pass "a wrong method: 405" || fail "405" "$code"
+
+# ---- retry, cancel, stdin ----------------------------------------------------
+body "$T/d.yaml" '["/bin/true"]' '"run_id":"api-1-retry","retry_of":"api-1"' > "$T/retry.json"
+code=$(api POST /v1/runs -d @"$T/retry.json")
+[ "$code" = 201 ] && grep -q '"attempt":2' "$T/api.body" && grep -q '"retry_of":"api-1"' "$T/api.body" &&
+	pass "retry_of: a new run, attempt 2, linked to the old one" || fail "retry" "$code $(cat "$T/api.body")"
+
+body "$T/d.yaml" '["/bin/sleep","60"]' '"run_id":"api-cancel"' > "$T/c.json"
+api POST /v1/runs -d @"$T/c.json" > /dev/null
+code=$(api POST /v1/runs/api-cancel/cancel)
+api GET "/v1/runs/api-cancel/records?follow=true" > /dev/null
+code2=$(api GET /v1/runs/api-cancel)
+[ "$code" = 202 ] && [ "$code2" = 200 ] && grep -q '"reason":"cancelled"' "$T/api.body" &&
+	grep -q '"cancel_requested":"cancelled through the API by uid 0' "$T/api.body" &&
+	grep -q '"event":"cancel"' /var/lib/tether/runs/api-cancel/journal.jsonl &&
+	pass "POST cancel: 202, the run ends cancelled, the request journaled first" ||
+	fail "cancel" "$code $code2 $(cat "$T/api.body")"
+code=$(api POST /v1/runs/api-cancel/cancel)
+[ "$code" = 409 ] && pass "cancel of an ended run: 409" || fail "cancel twice" "$code"
+
+body "$T/d.yaml" '["/bin/sh","-c","read line; echo got:$line"]' '"run_id":"api-stdin","stdin":"pipe"' > "$T/s.json"
+api POST /v1/runs -d @"$T/s.json" > /dev/null
+code=$(api POST "/v1/runs/api-stdin/stdin?close=true" --data-binary 'through the daemon')
+api GET "/v1/runs/api-stdin/stdout?follow=true" > /dev/null
+[ "$code" = 200 ] && [ "$(cat "$T/api.body")" = "got:through the daemon" ] &&
+	pass "POST stdin, then GET stdout?follow=true: the run read what was written" ||
+	fail "stdin" "$code $(cat "$T/api.body")"
+code=$(api POST /v1/runs/api-stdin/stdin -d more)
+[ "$code" = 409 ] && pass "stdin once closed: 409" || fail "stdin closed" "$code"
+
+# a compiled policy, base64
+tether compile -o "$T/d.tpol" "$T/d.yaml" >/dev/null 2>&1
+echo "{\"policy\":\"$(base64 -w0 "$T/d.tpol")\",\"argv\":[\"/bin/true\"],\"run_id\":\"api-tpol\"}" > "$T/p.json"
+code=$(api POST /v1/runs -d @"$T/p.json")
+[ "$code" = 201 ] && grep -q '"envelope_digest":"'"$(tether check "$T/d.yaml" | sed -n 's/.*\(sha256:[0-9a-f]*\).*/\1/p' | head -n 1)"'"' "$T/api.body" &&
+	pass "a compiled policy (base64): same digest as the envelope" || fail "tpol" "$code $(cat "$T/api.body")"
+
+# ---- the CLI through the daemon ------------------------------------------------
+out=$(tether ps)
+echo "$out" | grep -qE '^api-1 +ended +default +succeeded +0 +/bin/sh$' && pass "tether ps lists the daemon's runs" ||
+	fail "ps" "$out"
+tether inspect api-1 > "$T/inspect.json" && grep -q '"id": "api-1"' "$T/inspect.json" &&
+	pass "tether inspect RUN: the run's record" || fail "inspect cli" "$(cat "$T/inspect.json")"
+tether logs api-1 > "$T/logs.out" && cmp -s "$T/logs.out" "$T/api-1.records" &&
+	pass "tether logs RUN: the records, as the API gives them" || fail "logs" "$(diff "$T/logs.out" "$T/api-1.records")"
+tether run --envelope "$T/d.yaml" --run-id cli-kill -- /bin/sleep 60 > /dev/null 2>&1 &
+cpid=$!
+i=0
+until [ "$(api GET /v1/runs/cli-kill)" = 200 ] && grep -q '"state":"running"' "$T/api.body"; do
+	i=$((i + 1)); [ $i -gt 100 ] && break; sleep 0.1
+done
+tether kill cli-kill
+wait $cpid
+rc=$?
+api GET /v1/runs/cli-kill > /dev/null
+[ $rc -eq 130 ] && grep -q '"reason":"cancelled"' "$T/api.body" &&
+	pass "tether kill RUN ends a daemon run; tether run through the daemon exits 130" ||
+	fail "kill" "rc=$rc $(cat "$T/api.body")"
+
+# ---- descriptors passed: the same as standalone --------------------------------
+parity() {
+	name=$1
+	shift
+	rm -f "$T/par-s.audit" "$T/par-d.audit"
+	tether run --standalone --envelope "$T/d.yaml" --run-id "par-s-$name" --audit "$T/par-s.audit" -- "$@" \
+		> "$T/par-s.out" 2> "$T/par-s.err" < /dev/null
+	rs=$?
+	tether run --envelope "$T/d.yaml" --run-id "par-d-$name" --audit "$T/par-d.audit" -- "$@" \
+		> "$T/par-d.out" 2> "$T/par-d.err" < /dev/null
+	rd=$?
+	strip() {
+		normalize "$1" | sed -E -e 's/"run_id":"par-[sd]-/"run_id":"par-/' -e 's/,?"(setup_us|duration_us|cgroup_id|run_slot|pid|tgid)":[0-9]+//g' \
+			-e 's/"tmpdir":"[^"]*",//'
+	}
+	if [ $rs -eq $rd ] && cmp -s "$T/par-s.out" "$T/par-d.out" && cmp -s "$T/par-s.err" "$T/par-d.err" &&
+		[ "$(strip "$T/par-s.audit")" = "$(strip "$T/par-d.audit")" ]; then
+		pass "through the daemon = standalone ($name): exit $rd, stdout, stderr, records"
+	else
+		fail "parity $name" "exit $rs/$rd; stdout $(cat "$T/par-s.out")/$(cat "$T/par-d.out"); stderr $(cat "$T/par-s.err")/$(cat "$T/par-d.err")"
+		strip "$T/par-s.audit" > "$T/a"; strip "$T/par-d.audit" > "$T/b"; diff "$T/a" "$T/b" | head -20
+	fi
+}
+parity ok /bin/sh -c 'echo out; echo err >&2'
+parity exit7 /bin/sh -c 'echo before; exit 7'
+parity denied "$BIN/fsprobe" EACCES write /etc/parity
+parity signal /bin/sh -c 'kill -TERM $$'
+echo hello-stdin | tether run --envelope "$T/d.yaml" -- /bin/cat > "$T/stdin.out" 2>/dev/null
+[ "$(cat "$T/stdin.out")" = hello-stdin ] && pass "through the daemon, the command reads the client's stdin" ||
+	fail "stdin passed" "$(cat "$T/stdin.out")"
+tether run --envelope "$T/bad.yaml" -- /bin/true 2> "$T/bad.err"
+rc=$?
+[ $rc -eq 121 ] && grep -q "bad.yaml:3:11: error: " "$T/bad.err" &&
+	pass "an invalid envelope through tether run: 121 and the diagnostics, as standalone" ||
+	fail "bad envelope cli" "rc=$rc $(cat "$T/bad.err")"
+
+# ---- who may call ---------------------------------------------------------------
+stop_daemon
+cat > /etc/tether/daemon.yaml <<EOF
+version: 1
+socket_group: 1000
+callers:
+  - uid: 0
+    tenants: [team-a]
+  - gid: 2000
+    tenants: ["*"]
+EOF
+start_daemon || fail "daemon with a configuration" "$(cat "$T/daemon.log")"
+code=$(as_user 1000 1000 "" api GET /v1/health)
+[ "$code" = 403 ] && grep -q 'uid 1000 (gid 1000) may not call' "$T/api.body" &&
+	grep -q '"event":"forbidden".*"caller":{"uid":1000,"gid":1000' /var/lib/tether/node.jsonl &&
+	pass "a caller the configuration does not list: 403 and a node record naming it" ||
+	fail "403" "$code $(cat "$T/api.body") $(cat /var/lib/tether/node.jsonl 2>&1)"
+code=$(as_user 1000 1000 2000 api GET /v1/health)
+[ "$code" = 200 ] && pass "a caller listed by a supplementary group: 200" || fail "gid caller" "$code $(cat "$T/api.body")"
+body "$T/d.yaml" '["/bin/true"]' '"tenant":"team-b"' > "$T/tb.json"
+code=$(api POST /v1/runs -d @"$T/tb.json")
+[ "$code" = 403 ] && grep -q "may not create runs of tenant 'team-b'" "$T/api.body" &&
+	pass "a tenant the caller may not use: 403" || fail "tenant 403" "$code $(cat "$T/api.body")"
+code=$(api GET /v1/runs/api-1)
+[ "$code" = 404 ] && pass "runs of tenants the caller may not see: 404" || fail "tenant hidden" "$code"
+code=$(api GET /metrics)
+grep -qx 'tether_api_forbidden_total 2' "$T/api.body" && pass "metrics count the refused calls" ||
+	fail "forbidden metric" "$(grep forbidden "$T/api.body")"
+stop_daemon
+rm -f /etc/tether/daemon.yaml
+
+printf 'version: 1\ncallers:\n  - uid: 0\n    tenants: []\n  - user: nobody-here\n    tenants: [a]\n' > /etc/tether/daemon.yaml
+tether daemon > "$T/bad-config.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] && grep -q '^/etc/tether/daemon.yaml:4:14: error: ' "$T/bad-config.log" &&
+	grep -q '^/etc/tether/daemon.yaml:5:' "$T/bad-config.log" &&
+	pass "a bad daemon.yaml: exit 1, every error with FILE:LINE:COLUMN" || fail "bad config" "rc=$rc $(cat "$T/bad-config.log")"
+rm -f /etc/tether/daemon.yaml
+
+finish
