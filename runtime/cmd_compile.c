@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "policyc/policy.h"
+#include "runtime/fsutil.h"
 #include "runtime/tether.h"
 
 static const char compile_usage[] =
@@ -72,25 +73,6 @@ static int check_output(const char *path)
 		"output\n",
 		path, file_kind(st.st_mode));
 	return -EEXIST;
-}
-
-/* All of `data` to `fd` (a pipe takes it in pieces; a file that takes nothing is full). */
-static int write_all(int fd, const uint8_t *data, size_t len)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = write(fd, data + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;
-		done += (size_t)n;
-	}
-	return 0;
 }
 
 /* Writes `len` bytes to `path` through a temporary file and rename(2). */

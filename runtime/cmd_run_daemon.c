@@ -19,6 +19,7 @@
 #include "policyc/policy.h"
 #include "runtime/daemon/client.h"
 #include "runtime/daemon/daemon.h"
+#include "runtime/fsutil.h"
 #include "runtime/run_daemon.h"
 #include "runtime/tether.h"
 
@@ -56,17 +57,7 @@ static int to_audit(void *p, const char *data, size_t len)
 {
 	struct ctx *c = p;
 
-	while (len) {
-		ssize_t n = write(c->audit_fd, data, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		data += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return write_all(c->audit_fd, data, len);
 }
 
 static char *base64(const unsigned char *in, size_t len)

@@ -10,6 +10,25 @@
 
 #include "runtime/fsutil.h"
 
+int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 int mkdir_p(const char *path, mode_t mode)
 {
 	char tmp[PATH_MAX];

@@ -5,6 +5,14 @@
 
 #include <sys/types.h>
 
+#include <stddef.h>
+
+/*
+ * All of `len` bytes to `fd`: a pipe takes them in pieces, EINTR is retried;
+ * a descriptor that takes nothing is -EIO.  Returns 0 or a negative errno.
+ */
+int write_all(int fd, const void *data, size_t len);
+
 /* mkdir -p: every missing component with `mode`.  Returns 0 or a negative errno. */
 int mkdir_p(const char *path, mode_t mode);
 

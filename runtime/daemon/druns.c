@@ -25,6 +25,7 @@
 #include "policyc/policy.h"
 #include "runtime/daemon/internal.h"
 #include "runtime/daemon/journal.h"
+#include "runtime/fsutil.h"
 #include "runtime/runs.h"
 
 #ifndef TETHER_VERSION
@@ -351,20 +352,13 @@ int drun_cancel(struct drun *r, const char *why)
 
 int drun_write_stdin(struct drun *r, const void *data, size_t len, bool close_after)
 {
-	const char *p = data;
+	int ret;
 
 	if (r->stdin_pipe < 0)
 		return -EPIPE;
-	while (len) {
-		ssize_t n = write(r->stdin_pipe, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		p += n;
-		len -= (size_t)n;
-	}
+	ret = write_all(r->stdin_pipe, data, len);
+	if (ret)
+		return ret;
 	if (close_after)
 		close_fd(&r->stdin_pipe);
 	return 0;
@@ -1017,7 +1011,8 @@ void drun_follow_poll(struct drun *r)
 
 /* ---- reading runs back at start ------------------------------------------ */
 
-int journal_run_record(int dir_fd, json_t **out)
+/* The Run object and the state the whole journal of `dir_fd` leaves the run in. */
+static int fold_journal(int dir_fd, json_t **rec_out, enum drun_state *state_out)
 {
 	json_t *events, *ev, *rec;
 	enum drun_state state = 0;
@@ -1031,6 +1026,19 @@ int journal_run_record(int dir_fd, json_t **out)
 	json_array_foreach(events, i, ev)
 		state = drun_apply(rec, ev, state);
 	json_decref(events);
+	*rec_out = rec;
+	*state_out = state;
+	return 0;
+}
+
+int journal_run_record(int dir_fd, json_t **out)
+{
+	enum drun_state state;
+	json_t *rec;
+	int ret = fold_journal(dir_fd, &rec, &state);
+
+	if (ret)
+		return ret;
 	if (!state) {
 		json_decref(rec);
 		return -ENOENT;
@@ -1042,18 +1050,12 @@ int journal_run_record(int dir_fd, json_t **out)
 /* The Run object and state, rebuilt from the whole journal. */
 int drun_reload(struct drun *r)
 {
-	json_t *events, *ev, *rec;
-	enum drun_state state = 0;
-	size_t i;
-	int ret = journal_read(r->dir_fd, &events);
+	enum drun_state state;
+	json_t *rec;
+	int ret = fold_journal(r->dir_fd, &rec, &state);
 
 	if (ret)
 		return ret;
-	rec = rec_new();
-	json_object_set_new(rec, "messages", json_array());
-	json_array_foreach(events, i, ev)
-		state = drun_apply(rec, ev, state);
-	json_decref(events);
 	json_decref(r->rec);
 	r->rec = rec;
 	r->state = state;

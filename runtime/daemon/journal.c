@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "runtime/daemon/journal.h"
+#include "runtime/fsutil.h"
 #include "runtime/runs.h"
 
 void journal_now(char buf[32])
@@ -23,21 +24,6 @@ void journal_now(char buf[32])
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(buf, 32, "%.19s.%03dZ", day, (int)(ts.tv_nsec / 1000000));
-}
-
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 static const char *failpoint_spec(void)
