@@ -159,9 +159,20 @@ static int listen_unix(const char *path, uint32_t gid, int *out, char *why, size
 static int open_state(struct daemon *d, char *why, size_t why_len)
 {
 	const char *dir = d->cfg.state_dir;
-	char holder[64] = "";
-	int r = mkdir_p(dir, 0700);
+	char holder[64] = "", parent[PATH_MAX], *slash;
+	int r;
 
+	/*
+	 * Missing parents get 0755 (a /var made 0700 would lock every user out
+	 * of /var/tmp); only the state directory itself is root's alone.
+	 */
+	snprintf(parent, sizeof(parent), "%s", dir);
+	slash = strrchr(parent, '/');
+	if (slash && slash != parent)
+		*slash = 0;
+	r = slash && slash != parent ? mkdir_p(parent, 0755) : 0;
+	if (!r && mkdir(dir, 0700) < 0 && errno != EEXIST)
+		r = -errno;
 	if (r) {
 		snprintf(why, why_len, "creating the state directory %s: %s", dir, strerror(-r));
 		return r;
