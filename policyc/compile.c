@@ -576,6 +576,67 @@ int tp_policy_load(const char *name, const char *data, size_t len, struct tp_pol
 	return 0;
 }
 
+/* Whether `bind` would change the envelope's workspace path `ws`. */
+static bool binding_applies(const struct tp_run_binding *bind, const char *ws)
+{
+	return bind && (bind->workspace || (bind->run_id && ws && strstr(ws, TP_RUN_ID_PLACEHOLDER)));
+}
+
+int tp_policy_load_bound(const char *name, const char *data, size_t len,
+			 const struct tp_run_binding *bind, struct tp_policy **out,
+			 uint8_t envelope_digest[32], struct tp_diags *diags)
+{
+	_cleanup_(tp_policy_freep) struct tp_policy *written = NULL;
+	struct tp_envelope *env = NULL;
+	int r;
+
+	if (!out || !envelope_digest)
+		return -EINVAL;
+	r = tp_policy_load(name, data, len, &written, diags);
+	if (r < 0)
+		return r;
+	r = tp_policy_digest(written, envelope_digest);
+	if (r < 0)
+		return r;
+	if (!binding_applies(bind, written->workspace)) {
+		*out = TAKE_PTR(written);
+		return 0;
+	}
+	if (len >= 4 && memcmp(data, TP_FORMAT_MAGIC, 4) == 0) {
+		r = tp_diags_add(diags, name, 0, 0,
+				 bind->workspace ?
+				 "a compiled policy cannot take a per-run workspace: run the envelope "
+				 "it was compiled from" :
+				 "the workspace '%s' holds " TP_RUN_ID_PLACEHOLDER ", which only an "
+				 "envelope can fill in: run the envelope this policy was compiled from",
+				 written->workspace);
+		return r < 0 ? r : -EINVAL;
+	}
+	/* the envelope parsed again with the run's values, every check run again on them */
+	r = tp_envelope_parse_bound(name, data, len, bind, &env, diags);
+	if (r < 0)
+		return r;
+	r = tp_policy_compile(name, env, out, diags);
+	tp_envelope_free(env);
+	return r;
+}
+
+int tp_policy_load_file_bound(const char *path, const struct tp_run_binding *bind,
+			      struct tp_policy **out, uint8_t envelope_digest[32],
+			      struct tp_diags *diags)
+{
+	_cleanup_free_ char *data = NULL;
+	size_t len = 0;
+	int r;
+
+	if (!path || !out || !diags)
+		return -EINVAL;
+	r = tp_file_read(path, TP_POLICY_MAX_BYTES, &data, &len, diags);
+	if (r < 0)
+		return r;
+	return tp_policy_load_bound(path, data, len, bind, out, envelope_digest, diags);
+}
+
 int tp_policy_load_file(const char *path, struct tp_policy **out, struct tp_diags *diags)
 {
 	_cleanup_free_ char *data = NULL;

@@ -35,6 +35,7 @@ struct envelope_ctx {
 	const char *dup_list;		/* the list a duplicate check is on, for messages */
 	struct tp_pos *artifact_pos;	/* positions of artifacts.allow entries, like env->artifacts */
 	struct tp_pos *env_name_pos;	/* positions of environment entries, like env->env_names */
+	const struct tp_run_binding *bind;	/* NULL: the envelope as written */
 };
 
 static struct envelope_ctx *ctx_of(struct tp_schema *schema)
@@ -487,23 +488,77 @@ static int check_root(struct tp_schema *schema, const struct tp_schema_key *key,
 				tp_excerpt(excerpt, value->scalar.text, value->scalar.len));
 }
 
+/*
+ * The workspace path a run binding makes of the written one (a copy in
+ * *out), or *out NULL when it changes nothing.  0 or -ENOMEM.
+ */
+static int bind_workspace(const struct tp_run_binding *bind, const struct yt_node *value,
+			  char **out)
+{
+	const size_t ph = strlen(TP_RUN_ID_PLACEHOLDER);
+	const char *text, *at;
+	size_t n = 0, id_len;
+	char *buf;
+
+	*out = NULL;
+	if (!bind || value->kind != YT_SCALAR || value->scalar.is_null)
+		return 0;
+	if (bind->workspace)
+		return (*out = strdup(bind->workspace)) ? 0 : -ENOMEM;
+	text = value->scalar.text;
+	if (!bind->run_id || strlen(text) != value->scalar.len || !strstr(text, TP_RUN_ID_PLACEHOLDER))
+		return 0;
+	id_len = strlen(bind->run_id);
+	for (at = text; (at = strstr(at, TP_RUN_ID_PLACEHOLDER)); at += ph)
+		n++;
+	buf = malloc(strlen(text) + n * id_len + 1);
+	if (!buf)
+		return -ENOMEM;
+	*out = buf;
+	while ((at = strstr(text, TP_RUN_ID_PLACEHOLDER))) {
+		memcpy(buf, text, (size_t)(at - text));
+		buf += at - text;
+		memcpy(buf, bind->run_id, id_len);
+		buf += id_len;
+		text = at + ph;
+	}
+	strcpy(buf, text);
+	return 0;
+}
+
 static int check_workspace_path(struct tp_schema *schema, const struct tp_schema_key *key,
 				const struct yt_pair *pair)
 {
 	const char *tree;
 	bool kernel = false;
 	struct envelope_ctx *ctx = ctx_of(schema);
+	_cleanup_free_ char *bound = NULL;
+	struct yt_node value = *pair->value;
+	struct tp_schema_key named = *key;
+	const char *what = "the workspace";
 	char *path = NULL;
-	int r = parse_absolute(schema, key, pair->value, &path);
+	int r = bind_workspace(ctx->bind, pair->value, &bound);
 
+	if (r < 0)
+		return r;
+	/* a bound path is checked in the written one's place, reported there by its origin */
+	if (bound) {
+		value.scalar.text = bound;
+		value.scalar.len = strlen(bound);
+		what = ctx->bind->workspace ? "the run's workspace" :
+					      "the workspace with " TP_RUN_ID_PLACEHOLDER " filled in";
+		named.name = ctx->bind->workspace ? "the run's workspace" :
+						    "path (" TP_RUN_ID_PLACEHOLDER " filled in)";
+	}
+	r = parse_absolute(schema, &named, &value, &path);
 	if (r <= 0)
 		return r;
 	/* The workspace is writable: at "/" nothing would be read-only any more. */
 	if (strcmp(path, "/") == 0) {
 		free(path);
-		return tp_schema_report(schema, pair->value,
-					"the workspace must not be '/': that would make the whole "
-					"file system writable");
+		return tp_schema_report(schema, &value,
+					"%s must not be '/': that would make the whole "
+					"file system writable", what);
 	}
 	/*
 	 * Beneath these, a "file" is a kernel interface (sysctl, sysrq, device
@@ -513,9 +568,9 @@ static int check_workspace_path(struct tp_schema *schema, const struct tp_schema
 	tree = tp_path_protected_tree(path, &kernel);
 	if (tree) {
 		free(path);
-		return tp_schema_report(schema, pair->value,
-					"the workspace must not be in %s: files there are %s, "
-					"not storage", tree,
+		return tp_schema_report(schema, &value,
+					"%s must not be in %s: files there are %s, "
+					"not storage", what, tree,
 					kernel ? "kernel interfaces" : "the host's system software");
 	}
 	free(ctx->env->workspace_path);
@@ -1916,10 +1971,17 @@ static int envelope_defaults(struct tp_envelope *env)
 	return 0;
 }
 
-/* A tp_schema_parse_fn: `out` is a struct tp_envelope **. */
+/* What parse_into() fills, and the binding it applies. */
+struct parse_target {
+	struct tp_envelope **env;
+	const struct tp_run_binding *bind;
+};
+
+/* A tp_schema_parse_fn: `out` is a struct parse_target *. */
 static int parse_into(const char *name, const char *data, size_t len, void *out,
 		      struct tp_diags *diags)
 {
+	const struct parse_target *target = out;
 	_cleanup_(tp_envelope_freep) struct tp_envelope *env = NULL;
 	_cleanup_(yt_node_freep) struct yt_node *root = NULL;
 	struct envelope_ctx ctx;
@@ -1936,7 +1998,8 @@ static int parse_into(const char *name, const char *data, size_t len, void *out,
 	r = envelope_defaults(env);
 	if (r < 0)
 		return r;
-	ctx = (struct envelope_ctx){ .schema = { name, diags }, .env = env, .first_diag = first };
+	ctx = (struct envelope_ctx){ .schema = { name, diags }, .env = env, .first_diag = first,
+				     .bind = target->bind };
 	r = check_envelope(&ctx, root);
 	free(TAKE_PTR(ctx.artifact_pos));
 	free(TAKE_PTR(ctx.env_name_pos));
@@ -1948,18 +2011,33 @@ static int parse_into(const char *name, const char *data, size_t len, void *out,
 	if (env->has_uid && !env->has_gid)
 		env->gid = env->uid;
 
-	*(struct tp_envelope **)out = TAKE_PTR(env);
+	*target->env = TAKE_PTR(env);
 	return 0;
+}
+
+int tp_envelope_parse_bound(const char *name, const char *data, size_t len,
+			    const struct tp_run_binding *bind, struct tp_envelope **out,
+			    struct tp_diags *diags)
+{
+	struct parse_target target = { out, bind };
+
+	if (!out)
+		return -EINVAL;
+	return tp_schema_parse(name, data, len, parse_into, &target, diags);
 }
 
 int tp_envelope_parse(const char *name, const char *data, size_t len,
 		      struct tp_envelope **out, struct tp_diags *diags)
 {
-	return tp_schema_parse(name, data, len, parse_into, out, diags);
+	return tp_envelope_parse_bound(name, data, len, NULL, out, diags);
 }
 
 int tp_envelope_parse_file(const char *path, struct tp_envelope **out,
 			   struct tp_diags *diags)
 {
-	return tp_schema_parse_file(path, TP_ENVELOPE_MAX_BYTES, parse_into, out, diags);
+	struct parse_target target = { out, NULL };
+
+	if (!out)
+		return -EINVAL;
+	return tp_schema_parse_file(path, TP_ENVELOPE_MAX_BYTES, parse_into, &target, diags);
 }

@@ -330,6 +330,25 @@ struct tp_envelope {
 /* Parses and validates an envelope held in memory; `name` is used in diagnostics. */
 int tp_envelope_parse(const char *name, const char *data, size_t len,
 		      struct tp_envelope **out, struct tp_diags *diags);
+
+/*
+ * What one run fills into an envelope written for many ("One envelope, many
+ * runs" in docs/envelope.md): `${RUN_ID}` in filesystem.workspace.path
+ * becomes `run_id` (run_id_valid(): no '/', never "." or ".."), and
+ * `workspace`, when set, replaces that path altogether.  The path that
+ * results is checked exactly as a written workspace.path is, and so is
+ * every rule that depends on it; an error is reported at the path's
+ * position.  Without a binding (`tether check`, `tether compile`)
+ * `${RUN_ID}` is an ordinary part of the path.
+ */
+#define TP_RUN_ID_PLACEHOLDER "${RUN_ID}"
+struct tp_run_binding {
+	const char *run_id;	/* NULL: ${RUN_ID} stays as written */
+	const char *workspace;	/* NULL: the envelope's own path */
+};
+int tp_envelope_parse_bound(const char *name, const char *data, size_t len,
+			    const struct tp_run_binding *bind, struct tp_envelope **out,
+			    struct tp_diags *diags);
 /* Reads `path` (at most TP_ENVELOPE_MAX_BYTES) and parses it. -ENOENT etc. for I/O errors
  * (a diagnostic at line 0 describes them), -EINVAL for invalid content. */
 int tp_envelope_parse_file(const char *path, struct tp_envelope **out,
@@ -481,6 +500,20 @@ int tp_policy_load_file(const char *path, struct tp_policy **out, struct tp_diag
  * caller's to check); `name` is the file diagnostics name ("<stdin>"). */
 int tp_policy_load(const char *name, const char *data, size_t len, struct tp_policy **out,
 		   struct tp_diags *diags);
+/*
+ * tp_policy_load() for one run: the policy `bind` makes of the input in
+ * *out, and in `envelope_digest` the digest of the input as written (what
+ * `tether check` prints: one digest for every run of one envelope).  A
+ * compiled policy cannot be bound: a `workspace`, or a workspace path that
+ * still holds `${RUN_ID}`, is then an error that says to run the envelope.
+ */
+int tp_policy_load_bound(const char *name, const char *data, size_t len,
+			 const struct tp_run_binding *bind, struct tp_policy **out,
+			 uint8_t envelope_digest[32], struct tp_diags *diags);
+/* The same for the file at `path`, read as tp_policy_load_file() does. */
+int tp_policy_load_file_bound(const char *path, const struct tp_run_binding *bind,
+			      struct tp_policy **out, uint8_t envelope_digest[32],
+			      struct tp_diags *diags);
 #define TP_POLICY_MAX_BYTES (64u << 20)
 
 /* ---- the binary form and the digest ------------------------------------ */

@@ -25,6 +25,7 @@
 struct run_opts {
 	const char *envelope;
 	const char *run_id;
+	const char *workspace;
 	const char *audit_path;
 	bool audit_allowed;
 	bool standalone;
@@ -34,8 +35,8 @@ struct run_opts {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: tether run --envelope FILE [--run-id ID] [--audit FILE] [--audit-allowed]\n"
-		"                  [--standalone] -- COMMAND [ARGS...]\n"
+		"usage: tether run --envelope FILE [--run-id ID] [--workspace DIR] [--audit FILE]\n"
+		"                  [--audit-allowed] [--standalone] -- COMMAND [ARGS...]\n"
 		"\n"
 		"Runs COMMAND in a fresh cgroup confined by the envelope's rules (BPF-LSM).\n"
 		"FILE is an envelope or a policy compiled by tether compile (- reads it from\n"
@@ -43,6 +44,10 @@ static void usage(FILE *out)
 		"record per line goes to --audit FILE (default: the envelope's audit.sink,\n"
 		"else stderr): every denial, and with --audit-allowed (or the envelope's\n"
 		"audit.record_allowed) every allowed write operation too.\n"
+		"\n"
+		"--workspace DIR gives this run its own workspace in place of the envelope's\n"
+		"filesystem.workspace.path (checked as that path is; ${RUN_ID} in that path is\n"
+		"this run's id): one reviewed envelope, one digest, a workspace per run.\n"
 		"\n"
 		"When a tether daemon answers on $TETHER_SOCKET (default " DAEMON_SOCKET_PATH ")\n"
 		"the run is its (journaled, listed by tether ps), with COMMAND's stdin, stdout and\n"
@@ -67,6 +72,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 	static const struct option longopts[] = {
 		{ "envelope", required_argument, NULL, 'e' },
 		{ "run-id", required_argument, NULL, 'i' },
+		{ "workspace", required_argument, NULL, 'w' },
 		{ "audit", required_argument, NULL, 'a' },
 		{ "audit-allowed", no_argument, NULL, 'A' },
 		{ "standalone", no_argument, NULL, 'S' },
@@ -76,13 +82,16 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:i:a:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:i:w:a:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			o->envelope = optarg;
 			break;
 		case 'i':
 			o->run_id = optarg;
+			break;
+		case 'w':
+			o->workspace = optarg;
 			break;
 		case 'a':
 			o->audit_path = optarg;
@@ -188,7 +197,9 @@ int cmd_run(int argc, char **argv)
 	struct run_error err;
 	struct run_result res;
 	struct run *run = NULL;
-	char run_id[80];
+	char run_id[80], envelope_digest[TP_DIGEST_TEXT_MAX];
+	struct tp_run_binding bind;
+	uint8_t digest[32];
 	struct sigaction sa = { .sa_handler = on_cancel_signal };
 	sigset_t block, old, waiting;
 	int ret, r;
@@ -214,15 +225,24 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "tether run: generating a run id: %s\n", strerror(-r));
 		return TETHER_EXIT_RUN_ERROR;
 	}
-	if (policy_load(opts.envelope, &policy) < 0)
+	/* an invalid id would be filled into the workspace path: run_create's check comes too late */
+	if (!run_id_valid(run_id)) {
+		fprintf(stderr, "tether run: invalid run id '%s': use 1 to 64 of [A-Za-z0-9._-], "
+			"not '.' or '..'\n", run_id);
+		return TETHER_EXIT_RUN_USAGE;
+	}
+	bind = (struct tp_run_binding){ run_id, opts.workspace };
+	if (policy_load_bound(opts.envelope, &bind, &policy, digest) < 0)
 		return TETHER_EXIT_RUN_INVALID;
+	tp_digest_text(digest, envelope_digest);
 	if (!opts.standalone && client_daemon_up(client_socket_path())) {
 		const struct run_daemon_request q = {
 			.envelope = opts.envelope,
 			.envelope_name = policy_input_name(opts.envelope),
 			.policy = policy,
 			.argv = opts.argv,
-			.run_id = opts.run_id,
+			.run_id = run_id,
+			.workspace = opts.workspace,
 			.audit_path = opts.audit_path,
 			.audit_allowed = opts.audit_allowed,
 		};
@@ -248,6 +268,7 @@ int cmd_run(int argc, char **argv)
 	cfg.policy = policy;
 	cfg.policy_path = opts.envelope;
 	cfg.run_id = run_id;
+	cfg.envelope_digest = envelope_digest;
 	cfg.audit_path = opts.audit_path;
 	cfg.audit_allowed = opts.audit_allowed;
 	cfg.argv = opts.argv;

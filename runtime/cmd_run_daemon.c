@@ -227,6 +227,8 @@ int run_via_daemon(const char *socket, const struct run_daemon_request *q)
 		json_object_set_new(body, "cwd", json_string(cwd));
 	if (q->run_id)
 		json_object_set_new(body, "run_id", json_string(q->run_id));
+	if (q->workspace)
+		json_object_set_new(body, "workspace", json_string(q->workspace));
 	if (q->audit_allowed)
 		json_object_set_new(body, "audit_allowed", json_true());
 	r = client_stdio_lease(socket, stdio, token, &conn);

@@ -118,6 +118,28 @@ int policy_load_diags(const char *path, struct tp_policy **out, struct tp_diags 
 	return r < 0 ? r : tp_policy_load(POLICY_STDIN_NAME, data, len, out, diags);
 }
 
+int policy_load_bound(const char *path, const struct tp_run_binding *bind, struct tp_policy **out,
+		      uint8_t envelope_digest[32])
+{
+	struct tp_diags diags = { 0 };
+	const char *data;
+	size_t len = 0;
+	int r;
+
+	if (!policy_path_is_stdin(path)) {
+		r = tp_policy_load_file_bound(path, bind, out, envelope_digest, &diags);
+	} else {
+		r = policy_read_stdin(&data, &len, &diags);
+		if (r >= 0)
+			r = tp_policy_load_bound(POLICY_STDIN_NAME, data, len, bind, out,
+						 envelope_digest, &diags);
+	}
+	if (r < 0)
+		policy_print_diags(&diags, path, r);
+	tp_diags_free(&diags);
+	return r;
+}
+
 int policy_load(const char *path, struct tp_policy **out)
 {
 	struct tp_diags diags = { 0 };

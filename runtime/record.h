@@ -114,6 +114,7 @@ struct record_run_start {
 	bool audit_mode;	/* "mode": "audit", else "enforce" */
 	size_t rules;
 	const char *policy_digest;
+	const char *envelope_digest;	/* the envelope as written: policy_digest unless bound */
 	char *const *unenforced;
 	size_t unenforced_count;
 	uint32_t uid, gid;

@@ -14,6 +14,7 @@ struct run_daemon_request {
 	const struct tp_policy *policy;	/* compiled here too: env names, audit.sink */
 	char **argv;
 	const char *run_id;
+	const char *workspace;		/* --workspace; NULL: the envelope's */
 	const char *audit_path;
 	bool audit_allowed;
 };

@@ -4,6 +4,7 @@
 #define TETHER_RUNTIME_TETHER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /*
@@ -48,6 +49,7 @@ struct tp_policy;
 struct tp_diags;
 struct tp_envelope;
 struct tp_contract;
+struct tp_run_binding;
 
 /*
  * "-" for an input path is standard input, named POLICY_STDIN_NAME in
@@ -64,6 +66,9 @@ int policy_read_stdin(const char **data, size_t *len, struct tp_diags *diags);
 
 /* Loads an envelope or a compiled policy, from a file or "-"; prints every problem to stderr. */
 int policy_load(const char *path, struct tp_policy **out);
+/* The same for one run (tp_policy_load_bound()): the bound policy, the written one's digest. */
+int policy_load_bound(const char *path, const struct tp_run_binding *bind, struct tp_policy **out,
+		      uint8_t envelope_digest[32]);
 /* The same, with the problems left in `diags` and nothing printed. */
 int policy_load_diags(const char *path, struct tp_policy **out, struct tp_diags *diags);
 /* Whether `path` (or standard input) starts with the compiled policy's magic. */

@@ -358,11 +358,7 @@ static void post_runs(struct daemon *d, struct evhttp_request *req, const struct
 		cr.envelope_name = "envelope";
 	if (!cr.tenant)
 		cr.tenant = "default";
-	if (workspace) {
-		snprintf(msg, sizeof(msg), "workspace: a per-run workspace is not supported by this "
-					   "version; set it in the envelope");
-		goto bad;
-	}
+	cr.workspace = workspace;
 	if (cr.cwd && cr.cwd[0] != '/') {
 		snprintf(msg, sizeof(msg), "cwd: must be an absolute path");
 		goto bad;

@@ -507,10 +507,11 @@ static char **build_environ(json_t *env)
 	return v;
 }
 
-static int check_request(struct daemon *d, const struct create_request *req,
-			 struct tp_policy **policy_out, unsigned int *attempt, char *msg,
-			 size_t msg_len, json_t **diagnostics)
+static int check_request(struct daemon *d, const struct create_request *req, const char *id,
+			 struct tp_policy **policy_out, uint8_t envelope_digest[32],
+			 unsigned int *attempt, char *msg, size_t msg_len, json_t **diagnostics)
 {
+	const struct tp_run_binding bind = { id, req->workspace };
 	struct tp_diags diags = { 0 };
 	struct tp_policy *policy = NULL;
 	const char *key;
@@ -543,7 +544,8 @@ static int check_request(struct daemon *d, const struct create_request *req,
 	if (d->live >= d->cfg.max_runs)
 		return fail(503, msg, msg_len, "%zu runs are live, the most this daemon allows "
 					       "(max_runs in its configuration)", d->live);
-	r = tp_policy_load(req->envelope_name, req->envelope, req->envelope_len, &policy, &diags);
+	r = tp_policy_load_bound(req->envelope_name, req->envelope, req->envelope_len, &bind, &policy,
+				 envelope_digest, &diags);
 	if (r) {
 		*diagnostics = diags_json(&diags);
 		tp_diags_free(&diags);
@@ -570,8 +572,8 @@ int drun_create(struct daemon *d, const struct create_request *req, struct drun 
 {
 	struct tp_policy *policy = NULL;
 	unsigned int attempt = 1;
-	char id[80], digest_text[TP_DIGEST_TEXT_MAX];
-	uint8_t digest[32], *bytes = NULL;
+	char id[80], digest_text[TP_DIGEST_TEXT_MAX], envelope_text[TP_DIGEST_TEXT_MAX];
+	uint8_t digest[32], envelope_digest[32], *bytes = NULL;
 	size_t bytes_len = 0;
 	struct run_config cfg = { 0 };
 	struct run_error err = { 0 };
@@ -581,13 +583,15 @@ int drun_create(struct daemon *d, const struct create_request *req, struct drun 
 	json_t *run_obj;
 	int code;
 
-	code = check_request(d, req, &policy, &attempt, msg, msg_len, diagnostics);
-	if (code)
-		return code;
+	/* the id first: ${RUN_ID} in the envelope's workspace path is filled with it */
 	if (req->run_id)
 		snprintf(id, sizeof(id), "%s", req->run_id);
 	else if (run_id_generate(id, sizeof(id)))
 		return fail(500, msg, msg_len, "generating a run id failed");
+	code = check_request(d, req, id, &policy, envelope_digest, &attempt, msg, msg_len,
+			     diagnostics);
+	if (code)
+		return code;
 	r = drun_alloc(d, id);
 	if (!r) {
 		tp_policy_free(policy);
@@ -611,6 +615,7 @@ int drun_create(struct daemon *d, const struct create_request *req, struct drun 
 		return fail(500, msg, msg_len, "encoding the policy failed");
 	}
 	tp_digest_text(digest, digest_text);
+	tp_digest_text(envelope_digest, envelope_text);
 	code = journal_write_file(r->dir_fd, JOURNAL_POLICY_FILE, bytes, bytes_len);
 	free(bytes);
 	r->argv = calloc(1, sizeof(char *));
@@ -631,8 +636,8 @@ int drun_create(struct daemon *d, const struct create_request *req, struct drun 
 	}
 
 	/* The run's record: who, what, under which policy, on which node. */
-	run_obj = json_pack("{s:s,s:i,s:o,s:s,s:{s:i,s:i,s:i},s:o,s:o,s:o,s:o,s:s,s:o,s:s,s:s,s:s,"
-			    "s:o,s:s,s:b}",
+	run_obj = json_pack("{s:s,s:i,s:o,s:s,s:{s:i,s:i,s:i},s:o,s:o,s:o,s:o,s:s,s:s,s:o,s:s,s:s,"
+			    "s:s,s:o,s:s,s:b}",
 			    "id", id, "attempt", attempt, "retry_of",
 			    req->retry_of ? json_string(req->retry_of) : json_null(), "tenant",
 			    req->tenant, "principal", "uid", req->caller.uid, "gid",
@@ -640,8 +645,8 @@ int drun_create(struct daemon *d, const struct create_request *req, struct drun 
 			    req->traceparent ? json_string(req->traceparent) : json_null(), "argv",
 			    argv_json(r->argv), "cwd", req->cwd ? json_string(req->cwd) : json_null(),
 			    "workspace", json_string(policy->workspace), "envelope_digest",
-			    digest_text, "acknowledged_gaps", gaps_json(policy), "tether_version",
-			    TETHER_VERSION, "bpf_digest", bpf_digest(), "kernel_release", d->kernel,
+			    envelope_text, "policy_digest", digest_text, "acknowledged_gaps",
+			    gaps_json(policy), "tether_version", TETHER_VERSION, "bpf_digest", bpf_digest(), "kernel_release", d->kernel,
 			    "limits", limits_json(policy), "stdio",
 			    r->stdio_passed ? "passed" : req->stdin_pipe ? "pipe" : "null",
 			    "audit_allowed", req->audit_allowed);
@@ -654,6 +659,7 @@ int drun_create(struct daemon *d, const struct create_request *req, struct drun 
 	cfg.policy = policy;
 	cfg.policy_path = req->envelope_name;
 	cfg.run_id = r->id;
+	cfg.envelope_digest = envelope_text;
 	char audit_path[PATH_MAX];
 
 	if ((size_t)snprintf(audit_path, sizeof(audit_path), "%s/%s/" JOURNAL_RECORDS_FILE,

@@ -127,6 +127,7 @@ struct create_request {
 	char **argv;
 	json_t *env;			/* NAME -> value */
 	const char *cwd;
+	const char *workspace;		/* the run's own workspace (tp_run_binding); NULL: the envelope's */
 	const char *run_id;
 	const char *tenant;
 	const char *traceparent;

@@ -58,6 +58,7 @@ struct run {
 	const struct tp_policy *policy;
 	char run_id[80];
 	char digest[TP_DIGEST_TEXT_MAX];
+	char envelope_digest[TP_DIGEST_TEXT_MAX];	/* cfg->envelope_digest, else digest */
 	const char *audit_path;		/* cfg's, else the policy's audit.sink; NULL: stderr */
 	bool audit_allowed;
 	char tmpdir[PATH_MAX];		/* TMPDIR: the run's private /tmp; "" when the host has none */

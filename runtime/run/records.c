@@ -27,6 +27,7 @@ void run_record_start(struct run *run, uint64_t setup_us)
 			.audit_mode = run->policy->mode == TP_MODE_AUDIT,
 			.rules = run->rule_count,
 			.policy_digest = run->digest,
+			.envelope_digest = run->envelope_digest,
 			.unenforced = run->policy->gaps,
 			.unenforced_count = run->policy->gap_count,
 			.uid = run->uid,

@@ -560,6 +560,8 @@ int run_init(const struct run_config *cfg, struct run **out, struct run_error *e
 				"encoding the policy of %s failed", cfg->policy_path);
 	}
 	tp_digest_text(digest, run->digest);
+	snprintf(run->envelope_digest, sizeof(run->envelope_digest), "%s",
+		 cfg->envelope_digest ? cfg->envelope_digest : run->digest);
 	run->ep = epoll_create1(EPOLL_CLOEXEC);
 	if (run->ep < 0) {
 		int r = run_fail(err, RUN_ERROR_SETUP, RUN_STEP_PREFLIGHT, errno,

@@ -41,6 +41,9 @@ struct run_config {
 	const struct tp_policy *policy;	/* borrowed until run_free */
 	const char *policy_path;	/* for messages */
 	const char *run_id;		/* run_id_valid(); borrowed */
+	/* "sha256:..." of the envelope as written, before a run binding filled in
+	 * its workspace (tp_policy_load_bound); NULL: the policy's own digest */
+	const char *envelope_digest;
 	/* JSON Lines audit file (appended, 0600); NULL: the policy's audit.sink, else stderr */
 	const char *audit_path;
 	bool audit_allowed;		/* also record allowed writes (or the policy's audit.record_allowed) */

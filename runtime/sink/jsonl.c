@@ -225,9 +225,10 @@ static int encode_start(const struct record_run_start *s, struct strbuf *out)
 	r = r ?: sb_printf(out, ",\"tmpdir\":");
 	r = r ?: sb_json_string(out, s->tmpdir, 4096);
 	r = r ?: sb_printf(out, ",\"cgroup_id\":%llu,\"run_slot\":%u,\"mode\":\"%s\",\"rules\":%zu,"
-			   "\"policy_digest\":\"%s\",\"unenforced\":[",
+			   "\"policy_digest\":\"%s\",\"envelope_digest\":\"%s\",\"unenforced\":[",
 			   (unsigned long long)s->cgroup_id, s->run_slot,
-			   s->audit_mode ? "audit" : "enforce", s->rules, s->policy_digest);
+			   s->audit_mode ? "audit" : "enforce", s->rules, s->policy_digest,
+			   s->envelope_digest ? s->envelope_digest : s->policy_digest);
 	for (size_t i = 0; r == 0 && i < s->unenforced_count; i++) {
 		r = sb_printf(out, "%s", i ? "," : "");
 		r = r ?: sb_json_string(out, s->unenforced[i], 256);

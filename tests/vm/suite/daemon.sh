@@ -126,6 +126,67 @@ code=$(api POST /v1/runs -d @"$T/p.json")
 [ "$code" = 201 ] && grep -q '"envelope_digest":"'"$(tether check "$T/d.yaml" | sed -n 's/.*\(sha256:[0-9a-f]*\).*/\1/p' | head -n 1)"'"' "$T/api.body" &&
 	pass "a compiled policy (base64): same digest as the envelope" || fail "tpol" "$code $(cat "$T/api.body")"
 
+# ---- one envelope, many runs: ${RUN_ID} and a per-run workspace ------------------
+# Each run's workspace is carved out of a denied /srv/tpl: one reviewed
+# envelope, one digest, and no run sees another's files.
+cat > "$T/tpl.yaml" <<'EOT'
+sandbox:
+  identity: {uid: 0, gid: 0}
+  filesystem:
+    root: read_only
+    workspace:
+      path: /srv/tpl/${RUN_ID}
+    deny: [/srv/tpl/**]
+EOT
+tpl_digest=$(tether check "$T/tpl.yaml" | sed -n 's/^policy \(sha256:[0-9a-f]*\)$/\1/p')
+body "$T/tpl.yaml" '["'"$BIN"'/fsprobe","ok","write","/srv/tpl/tpl-b/b.txt"]' '"run_id":"tpl-b"' > "$T/tb1.json"
+code=$(api POST /v1/runs -d @"$T/tb1.json")
+wait_state tpl-b ended
+grep -q '"reason":"succeeded"' "$T/api.body" && grep -q '"workspace":"/srv/tpl/tpl-b"' "$T/api.body" &&
+	grep -q '"envelope_digest":"'"$tpl_digest"'"' "$T/api.body" && [ -f /srv/tpl/tpl-b/b.txt ] &&
+	pass "\${RUN_ID} in workspace.path: run tpl-b works in /srv/tpl/tpl-b, recorded with the envelope's digest" ||
+	fail "run id workspace" "$code $tpl_digest $(cat "$T/api.body")"
+b_policy=$(sed -n 's/.*"policy_digest":"\(sha256:[0-9a-f]*\)".*/\1/p' "$T/api.body")
+probes="$BIN/fsprobe ok write /srv/tpl/tpl-a/a.txt && $BIN/fsprobe EACCES read /srv/tpl/tpl-b/b.txt &&
+ $BIN/fsprobe EACCES write /srv/tpl/tpl-b/x && $BIN/fsprobe EACCES readdir /srv/tpl/tpl-b &&
+ $BIN/fsprobe EACCES link /srv/tpl/tpl-b/b.txt /srv/tpl/tpl-a/l && $BIN/fsprobe EACCES readdir /srv/tpl"
+body "$T/tpl.yaml" '["/bin/sh","-c","'"$(echo $probes)"'"]' '"run_id":"tpl-a"' > "$T/ta1.json"
+code=$(api POST /v1/runs -d @"$T/ta1.json")
+wait_state tpl-a ended
+a_policy=$(sed -n 's/.*"policy_digest":"\(sha256:[0-9a-f]*\)".*/\1/p' "$T/api.body")
+grep -q '"reason":"succeeded"' "$T/api.body" && grep -q '"envelope_digest":"'"$tpl_digest"'"' "$T/api.body" &&
+	[ -n "$a_policy" ] && [ "$a_policy" != "$b_policy" ] && [ "$a_policy" != "$tpl_digest" ] &&
+	pass "a second run of one envelope: its own workspace and policy_digest, the same envelope_digest; the other's files unreadable, unwritable, unlistable, unlinkable" ||
+	fail "second run id workspace" "$code a=$a_policy b=$b_policy $(cat "$T/api.body"; api GET /v1/runs/tpl-a/stdout >/dev/null; cat "$T/api.body")"
+body "$T/d.yaml" '["'"$BIN"'/fsprobe","ok","write","/srv/given/w1/f"]' '"run_id":"ws-given","workspace":"/srv/given/w1"' > "$T/wg.json"
+code=$(api POST /v1/runs -d @"$T/wg.json")
+wait_state ws-given ended
+[ "$code" = 201 ] && grep -q '"reason":"succeeded"' "$T/api.body" && grep -q '"workspace":"/srv/given/w1"' "$T/api.body" &&
+	pass "POST /v1/runs with workspace: the run has that workspace" || fail "workspace member" "$code $(cat "$T/api.body")"
+body "$T/d.yaml" '["/bin/true"]' '"workspace":"/etc/agent"' > "$T/wbad.json"
+code=$(api POST /v1/runs -d @"$T/wbad.json")
+[ "$code" = 400 ] && grep -q "envelope:7:13: error: the run's workspace must not be in /etc" "$T/api.body" &&
+	pass "a workspace the envelope language refuses: 400, reported at workspace.path" ||
+	fail "workspace refused" "$code $(cat "$T/api.body")"
+echo "{\"policy\":\"$(base64 -w0 "$T/d.tpol")\",\"argv\":[\"/bin/true\"],\"workspace\":\"/srv/given/w2\"}" > "$T/wp.json"
+code=$(api POST /v1/runs -d @"$T/wp.json")
+[ "$code" = 400 ] && grep -q "a compiled policy cannot take a per-run workspace" "$T/api.body" &&
+	pass "a compiled policy with a workspace: 400" || fail "tpol workspace" "$code $(cat "$T/api.body")"
+rm -f "$T/ws-s.audit"
+tether run --standalone --envelope "$T/tpl.yaml" --run-id ws-s --workspace /srv/tpl/given \
+	--audit "$T/ws-s.audit" -- "$BIN/fsprobe" ok write /srv/tpl/given/f > /dev/null 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -q '"event":"start".*"envelope_digest":"'"$tpl_digest"'"' "$T/ws-s.audit" &&
+	! grep -q '"event":"start".*"policy_digest":"'"$tpl_digest"'"' "$T/ws-s.audit" &&
+	pass "tether run --workspace (standalone): the run writes there; its start record keeps the envelope's digest" ||
+	fail "run --workspace" "rc=$rc $(cat "$T/ws-s.audit")"
+tether run --envelope "$T/tpl.yaml" --run-id ws-d --workspace /srv/tpl/given-d -- "$BIN/fsprobe" ok write /srv/tpl/given-d/f > /dev/null 2>&1
+rc=$?
+api GET /v1/runs/ws-d > /dev/null
+[ $rc -eq 0 ] && grep -q '"workspace":"/srv/tpl/given-d"' "$T/api.body" &&
+	pass "tether run --workspace through the daemon: the run has that workspace" ||
+	fail "run --workspace daemon" "rc=$rc $(cat "$T/api.body")"
+
 # ---- the CLI through the daemon ------------------------------------------------
 out=$(tether ps)
 echo "$out" | grep -qE '^api-1 +ended +default +succeeded +0 +/bin/sh$' && pass "tether ps lists the daemon's runs" ||
