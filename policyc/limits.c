@@ -73,8 +73,12 @@ const struct tp_limit_info tp_limits[TP_LIMIT_COUNT] = {
 		"network egress", NULL, TP_UNIT_BYTES, 1, 1ull << 50,
 	},
 	[TP_LIMIT_LEASE_MS] = {
-		GAP_LIMIT("cleanup.lease", T,
-			  "leases are not tracked by this version"),
-		"lease", NULL, TP_UNIT_MS, 1000, MONTH_MS,
+		ENFORCED_LIMIT("cleanup.lease", T,
+			       "the controller's timer, from the run's creation (setup included), "
+			       "writes cgroup.kill when the lease ends; the run ends timed_out with "
+			       "budget lease.  Through the daemon the end time is journaled: a "
+			       "daemon that adopts the run keeps it, and ends a run whose lease "
+			       "ended while no daemon ran as soon as it starts"),
+		"lease", "lease_ms", TP_UNIT_MS, 1000, MONTH_MS,
 	},
 };

@@ -61,7 +61,7 @@ static void usage(FILE *out)
 		"  121  refused: the envelope is invalid; nothing ran\n"
 		"  122  usage error; nothing ran\n"
 		"  123  setup failed, or the run's cleanup could not be verified (the message says which)\n"
-		"  124  timed_out: resources.wall_clock ran out; the run was killed\n"
+		"  124  timed_out: resources.wall_clock or cleanup.lease ran out; the run was killed\n"
 		"  125  budget_exhausted: resources.memory_bytes (OOM kill), process_count (forks\n"
 		"       refused repeatedly), output_bytes or network_egress.max_bytes\n"
 		"  130  cancelled: SIGINT, SIGTERM or SIGHUP to tether, or tether kill RUN\n");

@@ -710,10 +710,11 @@ int drun_create(struct daemon *d, const struct create_request *req, struct drun 
 	run_get_info(r->run, &info);
 	d->m.started++;
 	drun_journal(r, "running",
-		     json_pack("{s:i,s:I,s:s,s:I,s:i,s:I}", "pid", info.pid, "pid_start",
+		     json_pack("{s:i,s:I,s:s,s:I,s:i,s:I,s:I}", "pid", info.pid, "pid_start",
 			       (json_int_t)info.pid_start, "cgroup", info.cgroup_path, "cgroup_id",
 			       (json_int_t)info.cgroup_id, "run_slot", (int)info.run_slot,
-			       "deadline_ns", (json_int_t)info.deadline_ns));
+			       "deadline_ns", (json_int_t)info.deadline_ns, "lease_end_ns",
+			       (json_int_t)info.lease_end_ns));
 	r->ev = event_new(d->base, run_fd(r->run), EV_READ | EV_PERSIST, on_run_event, r);
 	if (!r->ev || event_add(r->ev, NULL)) {
 		run_cancel(r->run, "the daemon cannot watch the run");
@@ -733,6 +734,39 @@ static uint64_t mtime_ms(int dir_fd, const char *name)
 	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
 	return (uint64_t)st.st_mtim.tv_sec * 1000 + (uint64_t)st.st_mtim.tv_nsec / 1000000;
+}
+
+/*
+ * The records of the run's stream file as its end record counts them: each
+ * line, and each number a coalesced record's coalesced_seqs stands for.  A
+ * torn last line (a daemon killed mid-write) is not one.
+ */
+static uint64_t stream_records(int dir_fd)
+{
+	int fd = openat(dir_fd, JOURNAL_RECORDS_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	uint64_t count = 0;
+
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while ((n = getline(&line, &cap, f)) > 0) {
+		json_t *rec;
+
+		if (line[n - 1] != '\n')
+			break;
+		rec = json_loadb(line, (size_t)n, 0, NULL);
+		count += 1 + json_array_size(json_object_get(rec, "coalesced_seqs"));
+		json_decref(rec);
+	}
+	free(line);
+	fclose(f);
+	return count;
 }
 
 int drun_adopt(struct drun *r)
@@ -803,6 +837,8 @@ int drun_adopt(struct drun *r)
 	a.pid = (int)json_integer_value(json_object_get(r->rec, "pid"));
 	a.pid_start = (unsigned long long)json_integer_value(json_object_get(r->rec, "pid_start"));
 	a.deadline_ns = (uint64_t)json_integer_value(json_object_get(r->rec, "deadline_ns"));
+	a.lease_end_ns = (uint64_t)json_integer_value(json_object_get(r->rec, "lease_end_ns"));
+	a.records_before = stream_records(r->dir_fd);
 	/* the gap: since the last thing the stopped daemon wrote for this run */
 	last = mtime_ms(r->dir_fd, JOURNAL_RECORDS_FILE);
 	if (mtime_ms(r->dir_fd, JOURNAL_FILE) > last)

@@ -125,6 +125,7 @@ static int adopt(struct run *run, const struct run_adoption *a, struct run_error
 		run_adopted_exit(run);
 	}
 	run->deadline_ns = a->deadline_ns;
+	run->lease_end_ns = a->lease_end_ns;
 	r = run_watch_limits(run);
 	r = r ?: (run->exited ? 0 : run_start_timer(run));
 	if (r)
@@ -132,6 +133,7 @@ static int adopt(struct run *run, const struct run_adoption *a, struct run_error
 				"watching run %s's limits: %s", run->run_id, strerror(-r));
 
 	/* what the ring held while nobody read it, then the record of the gap */
+	run->audit.records = a->records_before;
 	before = run->audit.records;
 	run_drain(run);
 	tl_run_counters(&run->node, &run->run, &c);

@@ -89,11 +89,16 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 	if (run->reason == RUN_REASON_NONE)
 		run->reason = status_for_record == 0 ? RUN_REASON_SUCCEEDED : RUN_REASON_FAILED;
 	/* lost records never took a sequence number: seq counts those queued (and ours) */
-	if (lost || run->audit.records != seq)
+	if (lost)
 		run_log(run, "warning: run %s lost %llu audit records to a full ring; %llu of the "
 			     "%llu queued were written",
 			run->run_id, (unsigned long long)lost,
 			(unsigned long long)run->audit.records, (unsigned long long)seq);
+	else if (run->audit.records < seq)
+		run_log(run, "warning: run %s: %llu of its %llu sequence numbers are in no record "
+			     "of its stream (a supervisor stopped before writing them)",
+			run->run_id, (unsigned long long)(seq - run->audit.records),
+			(unsigned long long)seq);
 	if (run->ring)
 		run_epoll_del(run, ring_buffer__epoll_fd(run->ring));
 	ring_buffer__free(run->ring);
@@ -142,7 +147,9 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 	verified = empty && maps_removed && cg_removed;
 	run->result = (struct run_result){
 		.reason = run->reason,
-		.budget = run->reason == RUN_REASON_BUDGET ? run->budget : NULL,
+		/* budget_exhausted: which limit; timed_out: "lease" for cleanup.lease */
+		.budget = run->reason == RUN_REASON_BUDGET || run->reason == RUN_REASON_TIMED_OUT ?
+			  run->budget : NULL,
 		.exit_status = status_for_record,
 		.cleanup_verified = verified,
 	};

@@ -102,6 +102,8 @@ struct run {
 	const char *budget;		/* reason BUDGET: which one ("output_bytes", ...) */
 	int timer_fd;			/* resources.wall_clock; -1: none */
 	uint64_t deadline_ns;		/* its deadline, CLOCK_MONOTONIC; 0: none (yet) */
+	int lease_fd;			/* cleanup.lease; -1: none */
+	uint64_t lease_end_ns;		/* from the run's creation, CLOCK_MONOTONIC; 0: none */
 	bool adopted;			/* run_adopt: taken over from a supervisor that stopped */
 	int events_fd;			/* inotify on memory.events and pids.events; -1: none */
 	struct out_stream out[2];	/* the run's stdout and stderr */
@@ -169,7 +171,7 @@ void run_output_free(struct run *run);
 /* How long the last bytes may wait for their target at the end of a run. */
 #define OUTPUT_FINAL_WAIT_MS 1000
 
-/* runtime/run/limits.c: resources.wall_clock, memory_bytes, process_count */
+/* runtime/run/limits.c: resources.wall_clock, cleanup.lease, memory_bytes, process_count */
 int run_watch_limits(struct run *run);
 int run_start_timer(struct run *run);
 void run_limits_event(struct run *run, int fd);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The limits the controller watches: resources.wall_clock (a timerfd),
- * memory_bytes and process_count (the kernel enforces both; memory.events
+ * The limits the controller watches: resources.wall_clock and cleanup.lease
+ * (timerfds), memory_bytes and process_count (the kernel enforces both; memory.events
  * and pids.events say when it acted, and inotify says when they change).
  */
 #include <errno.h>
@@ -38,27 +38,39 @@ int run_watch_limits(struct run *run)
 	return 0;
 }
 
+/*
+ * A timerfd in *fd that fires at `at`, an absolute CLOCK_MONOTONIC time,
+ * which every process of the boot shares: a supervisor that adopts the run
+ * keeps it (run_adopt), and one already past fires at once.
+ */
+static int arm(struct run *run, int *fd, uint64_t at)
+{
+	struct itimerspec its = { 0 };
+
+	*fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (*fd < 0)
+		return -errno;
+	its.it_value.tv_sec = (time_t)(at / 1000000000);
+	its.it_value.tv_nsec = (long)(at % 1000000000);
+	if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
+		its.it_value.tv_nsec = 1;	/* zero would disarm it */
+	if (timerfd_settime(*fd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+		return -errno;
+	run_epoll_add(run, *fd, EPOLLIN);
+	return 0;
+}
+
 int run_start_timer(struct run *run)
 {
 	uint64_t ms = run->policy->limits[TP_LIMIT_WALL_CLOCK_MS];
-	struct itimerspec its = { 0 };
+	int r;
 
-	if (!ms)
-		return 0;
-	run->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (run->timer_fd < 0)
-		return -errno;
-	/*
-	 * An absolute deadline on CLOCK_MONOTONIC, which every process of the
-	 * boot shares: a supervisor that adopts the run keeps it (run_adopt).
-	 */
-	if (!run->deadline_ns)
+	if (ms && !run->deadline_ns)
 		run->deadline_ns = clock_ns(CLOCK_MONOTONIC) + ms * 1000000;
-	its.it_value.tv_sec = (time_t)(run->deadline_ns / 1000000000);
-	its.it_value.tv_nsec = (long)(run->deadline_ns % 1000000000);
-	if (timerfd_settime(run->timer_fd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
-		return -errno;
-	run_epoll_add(run, run->timer_fd, EPOLLIN);
+	if (run->deadline_ns && (r = arm(run, &run->timer_fd, run->deadline_ns)))
+		return r;
+	if (run->lease_end_ns && (r = arm(run, &run->lease_fd, run->lease_end_ns)))
+		return r;
 	return 0;
 }
 
@@ -97,13 +109,17 @@ void run_limits_event(struct run *run, int fd)
 		check_limits(run);
 	else if (fd == run->timer_fd && read(run->timer_fd, &ticks, sizeof(ticks)) == sizeof(ticks))
 		run_end(run, RUN_REASON_TIMED_OUT, NULL, "it ran for resources.wall_clock");
+	else if (fd == run->lease_fd && read(run->lease_fd, &ticks, sizeof(ticks)) == sizeof(ticks))
+		run_end(run, RUN_REASON_TIMED_OUT, "lease", "its cleanup.lease ended");
 }
 
 void run_limits_free(struct run *run)
 {
 	if (run->timer_fd >= 0)
 		close(run->timer_fd);
+	if (run->lease_fd >= 0)
+		close(run->lease_fd);
 	if (run->events_fd >= 0)
 		close(run->events_fd);
-	run->timer_fd = run->events_fd = -1;
+	run->timer_fd = run->lease_fd = run->events_fd = -1;
 }

@@ -526,6 +526,7 @@ int run_init(const struct run_config *cfg, struct run **out, struct run_error *e
 		.pidfd = -1,
 		.status = -1,
 		.timer_fd = -1,
+		.lease_fd = -1,
 		.events_fd = -1,
 		.coalesce_fd = -1,
 		.out = { { .fd = -1, .target = cfg->out_fd[0] }, { .fd = -1, .target = cfg->out_fd[1] } },
@@ -560,6 +561,10 @@ int run_init(const struct run_config *cfg, struct run **out, struct run_error *e
 				"encoding the policy of %s failed", cfg->policy_path);
 	}
 	tp_digest_text(digest, run->digest);
+	/* cleanup.lease counts from the run's creation: its setup is inside the lease */
+	if (policy->limits[TP_LIMIT_LEASE_MS])
+		run->lease_end_ns = (cfg->started_ns ? cfg->started_ns : clock_ns(CLOCK_MONOTONIC)) +
+				    policy->limits[TP_LIMIT_LEASE_MS] * 1000000;
 	snprintf(run->envelope_digest, sizeof(run->envelope_digest), "%s",
 		 cfg->envelope_digest ? cfg->envelope_digest : run->digest);
 	run->ep = epoll_create1(EPOLL_CLOEXEC);
@@ -783,7 +788,7 @@ int run_dispatch(struct run *run, int timeout_ms, const sigset_t *sigmask,
 			coalesce_timer_event(run);
 		} else if (fd == dns_fd) {
 			dns_proxy_dispatch(run->dns);
-		} else if (fd == run->timer_fd || fd == run->events_fd) {
+		} else if (fd == run->timer_fd || fd == run->lease_fd || fd == run->events_fd) {
 			run_limits_event(run, fd);
 		} else if (fd == run->pidfd) {
 			r = reap(run, err);
@@ -825,6 +830,7 @@ void run_get_info(struct run *run, struct run_info *info)
 		.run_slot = run->run.run_slot,
 		.pid = run->child_pid,
 		.deadline_ns = run->deadline_ns,
+		.lease_end_ns = run->lease_end_ns,
 		.started = run->started,
 		.exited = run->exited,
 		.records = run->audit.records,

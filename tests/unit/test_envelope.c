@@ -1104,15 +1104,15 @@ Test(envelope, every_unacknowledged_gap_is_reported)
 {
 	const char *text = BASE "  network_egress: {methods: [GET], max_bytes: 1GiB}\n"
 		"  resources: {cpu: 2, memory_bytes: 1GiB, disk_bytes: 1GiB}\n"
-		"  cleanup: {lease: 1h}\n";
+		"  cleanup: {lease: 1h, revoke_credentials: true}\n";
 	struct tp_envelope *env = NULL;
 
 	cr_assert_eq(tp_envelope_parse("t.yaml", text, strlen(text), &env, &diags), -EINVAL);
-	/* max_bytes, cpu and memory_bytes are enforced: no diagnostic for them */
+	/* max_bytes, cpu, memory_bytes and lease are enforced: no diagnostic for them */
 	cr_assert_eq(diags.count, 3, "%s", diag_text());
 	cr_expect(strstr(diags.items[0].message, "'network_egress.methods'"));
 	cr_expect(strstr(diags.items[1].message, "'resources.disk_bytes'"));
-	cr_expect(strstr(diags.items[2].message, "'cleanup.lease'"));
+	cr_expect(strstr(diags.items[2].message, "'cleanup.revoke_credentials'"));
 }
 
 /* ---- filesystem.exec keywords and check's warnings ------------------------------ */

@@ -3,7 +3,8 @@
 # and a denied connect (enforcement goes on, every attempt is in the stream
 # after the restart), kills between journal writes (failpoints), a second
 # daemon, an orphaned run cgroup, an upgrade with a live run, a run whose
-# command ends while no daemon is up.  Runs inside the VM as root.
+# command ends while no daemon is up, a lease that ends while none is.  Runs
+# inside the VM as root.
 . /ext/suite/lib.sh
 . /ext/suite/daemonlib.sh
 
@@ -63,6 +64,11 @@ lost=$(sed -n 's/.*"event":"end".*"audit_lost":\([0-9]*\).*/\1/p' "$T/crash-1.re
 [ "$writes" -eq $ATTEMPTS ] && [ "$conns" -eq $ATTEMPTS ] && [ "$seqs" = "$expect" ] && [ "$lost" = 0 ] &&
 	pass "every attempt is in the stream ($writes writes, $conns connects), seq 1..$n consecutive, none lost" ||
 	fail "stream after crash" "writes=$writes conns=$conns lost=$lost seqs=$seqs"
+recs=$(sed -n 's/.*"event":"end".*"audit_records":\([0-9]*\).*/\1/p' "$T/crash-1.records")
+last=$(sed -n 's/.*"event":"end".*"audit_seq_last":\([0-9]*\).*/\1/p' "$T/crash-1.records")
+[ "$recs" = $((n - 1)) ] && [ "$last" = $((n - 1)) ] &&
+	pass "the end record counts the records of both daemons: audit_records = audit_seq_last = $((n - 1))" ||
+	fail "end counters after crash" "audit_records=$recs audit_seq_last=$last lines=$n"
 grep -q '"kind":"run","event":"adopted","gap_ms":[0-9]*,"audit_lost":0,"backlog":[1-9][0-9]*,"command_alive":true' "$T/crash-1.records" &&
 	pass "one record of the gap: how long, what the ring held, none lost" ||
 	fail "gap record" "$(grep adopted "$T/crash-1.records")"
@@ -93,6 +99,31 @@ grep -q '"reason":"failed"' "$T/api.body" && grep -q '"exit_status":5' "$T/api.b
 api GET /v1/runs/crash-exit/records > /dev/null
 grep -q '"event":"adopted".*"command_alive":false' "$T/api.body" && grep -q '"event":"end","exit_status":5' "$T/api.body" &&
 	pass "its stream: the gap record, then the end with exit 5" || fail "exit while down records" "$(cat "$T/api.body")"
+
+# ---- cleanup.lease across a daemon's death -------------------------------------
+# The lease ends while no daemon runs: the run stays confined, and the next
+# daemon ends it as soon as it adopts it (the end time is in the journal).
+envelope "$T/kl.yaml" "$WS"
+printf '  cleanup: {lease: 10s}\n' >> "$T/kl.yaml"
+body "$T/kl.yaml" '["/bin/sleep","600"]' '"run_id":"crash-lease"' > "$T/kl.json"
+api POST /v1/runs -d @"$T/kl.json" > /dev/null
+wait_state crash-lease running
+lease_end=$(sed -n 's/.*"lease_end_ns":\([0-9]*\).*/\1/p' "$T/api.body")
+kill -KILL $DPID
+wait $DPID 2>/dev/null
+# CLOCK_MONOTONIC is /proc/uptime's clock less suspended time: none in the VM
+until [ "$(awk '{ printf "%d", $1 }' /proc/uptime)" -gt $((${lease_end:-0} / 1000000000 + 1)) ]; do
+	sleep 0.5
+done
+tail -n 1 /var/lib/tether/runs/crash-lease/journal.jsonl | grep -q '"event":"running"' &&
+	[ -d /sys/fs/cgroup/tether/crash-lease ] && live=yes || live=no
+start_daemon || fail "daemon restarts (lease)" ""
+wait_state crash-lease ended
+[ -n "$lease_end" ] && [ $live = yes ] && grep -q '"reason":"timed_out"' "$T/api.body" &&
+	grep -q '"budget":"lease"' "$T/api.body" && grep -q '"adopted":\[{' "$T/api.body" &&
+	grep -q '"cleanup":{"verified":true' "$T/api.body" && [ ! -d /sys/fs/cgroup/tether/crash-lease ] &&
+	pass "cleanup.lease ended while no daemon ran: the run stayed live and confined; the next daemon adopts it and ends it (timed_out, budget lease)" ||
+	fail "lease across restart" "lease_end=$lease_end live=$live $(cat "$T/api.body")"
 
 # ---- kills between journal writes (failpoints) ---------------------------------
 # failpoint EVENT:WHEN ID ARGV_JSON: the daemon dies there; then a clean restart.

@@ -43,6 +43,7 @@ penv "$T/p-limits.yaml" "$WS" "$ROOT" "cpu: 0.5
 memory_bytes: 32MiB
 process_count: 16"
 penv "$T/p-wall.yaml" "$WS" "$ROOT" "wall_clock: 2s"
+penv "$T/p-lease.yaml" "$WS" "$ROOT" "wall_clock: 1h" "  cleanup: {lease: 2s}"
 penv "$T/p-out.yaml" "$WS" "$ROOT" "output_bytes: 10000"
 penv "$T/p-files.yaml" "$WS" "$ROOT" "open_files: 16"
 penv "$T/p-outwall.yaml" "$WS" "$ROOT" "output_bytes: 16MiB
@@ -316,6 +317,13 @@ verify wc2 124 timed_out "" mk-wc2
 k=$(field wc2 cleanup killed)
 [ "${k:-0}" -ge 2 ] || WHY="$WHY cleanup killed ${k:-?}, not both;"
 report "a setsid double-forked daemon does not outlive wall_clock (timed_out, killed $k)"
+
+# cleanup.lease: the run's whole life, whatever wall_clock allows
+ENV=$T/p-lease.yaml
+prun ls1 "$P" - daemonize mk-ls1 linger
+verify ls1 124 timed_out lease mk-ls1
+grep -q '"event":"start".*"lease_ms":2000' "$T/ls1.audit" || WHY="$WHY the start record lacks lease_ms 2000;"
+report "cleanup.lease 2s under wall_clock 1h: timed_out (124) with budget lease, the daemonized tree killed"
 
 # main exits 0 while a daemon keeps running, holding the output pipes open
 ENV=$T/p-out.yaml
