@@ -56,6 +56,7 @@
  * request refused, a run that did not succeed, a probe that wrote no time),
  * 2 on a usage error.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -110,7 +111,7 @@ struct opts {
 
 struct mem {
 	const char *label;
-	long rss_kb, pss_kb;
+	long rss_kb, pss_kb, fds;
 	unsigned long runs_held;	/* ended runs the daemon holds (its journal) */
 };
 
@@ -729,10 +730,12 @@ static int rate_once(const struct opts *o, bool api, unsigned long clients, unsi
 
 /* ---- memory --------------------------------------------------------------- */
 
-/* Rss and Pss of PID in kB, from /proc/PID/smaps_rollup. */
-static int read_mem(pid_t pid, long *rss_kb, long *pss_kb)
+/* Rss and Pss of PID in kB, from /proc/PID/smaps_rollup, and its open descriptors. */
+static int read_mem(pid_t pid, long *rss_kb, long *pss_kb, long *fds)
 {
 	char path[64], line[256];
+	struct dirent *e;
+	DIR *d;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
@@ -753,6 +756,16 @@ static int read_mem(pid_t pid, long *rss_kb, long *pss_kb)
 		fprintf(stderr, "bench-agent: %s has no Rss or Pss line\n", path);
 		return -1;
 	}
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (!d) {
+		fprintf(stderr, "bench-agent: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	*fds = 0;
+	while ((e = readdir(d)))
+		*fds += e->d_name[0] != '.';
+	closedir(d);
 	return 0;
 }
 
@@ -760,7 +773,7 @@ static int daemon_mem(const struct opts *o, struct mem *m, const char *label)
 {
 	m->label = label;
 	m->runs_held = runs_created;
-	return read_mem(o->daemon_pid, &m->rss_kb, &m->pss_kb);
+	return read_mem(o->daemon_pid, &m->rss_kb, &m->pss_kb, &m->fds);
 }
 
 /* Whether run ID's cgroup holds its command, a process called "sleep". */
@@ -867,12 +880,13 @@ static int mem_standalone_live(const struct opts *o, struct mem *sum)
 	if (wait_sleeping(o, "ba-live-sa", o->live))
 		goto out;
 	for (unsigned long i = 0; i < o->live; i++) {
-		long rss, pss;
+		long rss, pss, fds;
 
-		if (read_mem(pids[i], &rss, &pss))
+		if (read_mem(pids[i], &rss, &pss, &fds))
 			goto out;
 		sum->rss_kb += rss;
 		sum->pss_kb += pss;
+		sum->fds += fds;
 	}
 	ret = 0;
 out:
@@ -914,7 +928,7 @@ struct results {
 static void mem_line(const struct mem *m, const struct mem *base, unsigned long per,
 		     const char *what)
 {
-	printf("    %-44s %9ld %9ld", m->label, m->rss_kb, m->pss_kb);
+	printf("    %-44s %9ld %9ld %6ld", m->label, m->rss_kb, m->pss_kb, m->fds);
 	if (base)
 		printf(" %+9ld %9.0f  %s\n", m->pss_kb - base->pss_kb,
 		       (double)(m->pss_kb - base->pss_kb) / (double)per, what);
@@ -960,9 +974,9 @@ static void report(const struct opts *o, struct results *res)
 		rate_median[r] = (double)o->runs * 1e9 / bench_percentile(sorted, o->reps, 50);
 	}
 	for (const struct mem *m = &res->fresh; m <= &res->end; m++)
-		printf("bench-agent raw what=mem label=\"%s\" rss_kb=%ld pss_kb=%ld "
+		printf("bench-agent raw what=mem label=\"%s\" rss_kb=%ld pss_kb=%ld fds=%ld "
 		       "runs_held=%lu\n",
-		       m->label, m->rss_kb, m->pss_kb, m->runs_held);
+		       m->label, m->rss_kb, m->pss_kb, m->fds, m->runs_held);
 
 	uname(&u);
 	strftime(date, sizeof(date), "%Y-%m-%d", gmtime(&t));
@@ -1006,7 +1020,7 @@ static void report(const struct opts *o, struct results *res)
 
 	printf("  memory (KiB, /proc/PID/smaps_rollup), %lu live runs of %s 600\n", k,
 	       o->sleep_cmd);
-	printf("    %-44s %9s %9s %9s %9s\n", "", "Rss", "Pss", "Pss +", "per run");
+	printf("    %-44s %9s %9s %6s %9s %9s\n", "", "Rss", "Pss", "fds", "Pss +", "per run");
 	mem_line(&res->fresh, NULL, 0, "(no run yet)");
 	{
 		char what[64];
@@ -1028,7 +1042,7 @@ static void report(const struct opts *o, struct results *res)
 	printf("  x stand.: ratio to tether run --standalone (latency: of the medians; "
 	       "runs/s: to 1 at a time)\n"
 	       "  reply: connect to the POST's 201 read in full; Pss +: over the line it is "
-	       "compared to\n");
+	       "compared to; fds: open descriptors\n");
 	for (size_t i = 0; i < o->note_count; i++)
 		printf("  %s\n", o->notes[i]);
 }
