@@ -14,6 +14,7 @@
 #   make bench-fs        open, stat and fork+exec in runs of 10 and 10,000 rules vs none (VM)
 #   make bench-net       TCP connect, UDP sendto, DNS in runs of 10 and 10,000 CIDR rules vs none (VM)
 #   make bench-start     start latency and /bin/true run of tether run vs bwrap vs plain (VM, host)
+#   make bench-agent     runs/s, create-to-first-instruction and memory of tether daemon vs tether run (VM)
 #   make vmlinux         regenerate vmlinux/vmlinux.h from /sys/kernel/btf/vmlinux
 #   make clean
 
@@ -298,6 +299,22 @@ $(BENCH_START_DIR)/driver: bench/start/driver.c bench/common/stats.h
 
 bench-start: $(OUTPUT)/tether $(BENCH_START_DIR)/startprobe $(BENCH_START_DIR)/driver
 	$(Q)bench/start/bench-start $(OUTPUT)
+
+# The node agent: runs per second through the API, create to the probe's
+# first instruction, and the daemon's memory with 64 live runs, next to
+# tether run --standalone, one boot per kernel.  Reuses bench-start's probe.
+# BENCH_KERNELS, BENCH_AGENT_*: see bench/README.md.  It reports; it has no
+# targets.
+.PHONY: bench-agent
+BENCH_AGENT_DIR := $(OUTPUT)/bench/agent
+
+$(BENCH_AGENT_DIR)/driver: bench/agent/driver.c bench/common/stats.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -static -o $@ $<
+
+bench-agent: $(OUTPUT)/tether $(BENCH_START_DIR)/startprobe $(BENCH_AGENT_DIR)/driver
+	$(Q)bench/agent/bench-agent $(OUTPUT)
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h.tmp
