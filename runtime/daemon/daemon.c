@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -223,7 +224,7 @@ static int open_state(struct daemon *d, char *why, size_t why_len)
 /* The reason and exit status of the run's end record, when its stream has one. */
 static bool end_record(struct drun *r, json_t **out)
 {
-	int fd = openat(r->dir_fd, JOURNAL_RECORDS_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = drun_openat(r, JOURNAL_RECORDS_FILE, O_RDONLY);
 	struct stat st;
 	char buf[8192];
 	ssize_t n;
@@ -302,6 +303,10 @@ static void reconcile(struct daemon *d)
 		json_decref(ev);
 		close(r->journal_fd);
 		r->journal_fd = -1;
+		if (r->state == DRUN_ENDED && r->dir_fd >= 0) {
+			close(r->dir_fd);	/* drun_openat from now on */
+			r->dir_fd = -1;
+		}
 		daemon_log(d, "run %s: ended at start (the daemon that ran it stopped)", r->id);
 	}
 }
@@ -364,6 +369,34 @@ static void daemon_free(struct daemon *d)
 	daemon_config_free(&d->cfg);
 }
 
+/*
+ * A live run holds about 30 of the daemon's descriptors (its ring, maps,
+ * pidfd, pipes, journal, capture files).  The soft limit is raised to the
+ * hard one, as deploy/tether.service does with LimitNOFILE; a hard limit
+ * too low for max_runs is said at start, not found at the 35th run.
+ */
+#define DESCRIPTORS_PER_RUN 32
+
+static void warn_descriptors(struct daemon *d)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < (rlim_t)d->cfg.max_runs * DESCRIPTORS_PER_RUN + 64)
+		daemon_log(d, "warning: the descriptor limit (%llu) holds about %llu live runs, "
+			      "fewer than max_runs (%u); raise it (ulimit -n, LimitNOFILE=) or lower "
+			      "max_runs: a run past it is refused with 503",
+			   (unsigned long long)rl.rlim_cur,
+			   (unsigned long long)((rl.rlim_cur - 64) / DESCRIPTORS_PER_RUN),
+			   d->cfg.max_runs);
+}
+
 int daemon_main(const struct daemon_options *opts)
 {
 	struct daemon d = { .http_fd = -1, .stdio_fd = -1, .state_fd = -1, .runs_fd = -1,
@@ -423,6 +456,7 @@ int daemon_main(const struct daemon_options *opts)
 	signal(SIGPIPE, SIG_IGN);
 	if (uname(&un) == 0)
 		snprintf(d.kernel, sizeof(d.kernel), "%s", un.release);
+	warn_descriptors(&d);
 
 	r = open_state(&d, why, sizeof(why));
 	if (r) {

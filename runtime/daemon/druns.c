@@ -263,6 +263,27 @@ void drun_free(struct drun *r)
 	free(r);
 }
 
+/*
+ * Opens `name` in the run's directory.  A live run holds the directory
+ * open; an ended one does not (a daemon that has served thousands of runs
+ * would hold thousands of descriptors), so it is opened for the call.
+ */
+int drun_openat(struct drun *r, const char *name, int flags)
+{
+	int dir, fd, e;
+
+	if (r->dir_fd >= 0)
+		return openat(r->dir_fd, name, flags | O_CLOEXEC | O_NOFOLLOW);
+	dir = openat(r->d->runs_fd, r->id, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (dir < 0)
+		return -1;
+	fd = openat(dir, name, flags | O_CLOEXEC | O_NOFOLLOW);
+	e = errno;
+	close(dir);
+	errno = e;
+	return fd;
+}
+
 /* ---- a run ends ---------------------------------------------------------- */
 
 static json_t *counters_json(struct drun *r, const struct run_info *info)
@@ -325,6 +346,8 @@ void drun_finish(struct drun *r)
 	close_fd(&r->out[1]);
 	drun_count_records(r);
 	drun_follow_poll(r);
+	/* what is left is read through drun_openat */
+	close_fd(&r->dir_fd);
 }
 
 static void on_run_event(evutil_socket_t fd, short what, void *arg)
@@ -631,8 +654,9 @@ int drun_create(struct daemon *d, const struct create_request *req, struct drun 
 	r->environ = build_environ(req->env);
 	if (code || !r->argv || !r->environ || (code = setup_stdio(r, req)) < 0) {
 		drun_free(r);
-		return fail(500, msg, msg_len, "preparing run %s: %s", id,
-			    strerror(code < 0 ? -code : ENOMEM));
+		/* out of descriptors: a shortage that passes, like max_runs */
+		return fail(code == -EMFILE || code == -ENFILE ? 503 : 500, msg, msg_len,
+			    "preparing run %s: %s", id, strerror(code < 0 ? -code : ENOMEM));
 	}
 
 	/* The run's record: who, what, under which policy, on which node. */
@@ -901,7 +925,7 @@ static int metric_kind(const char *kind)
 /* Counts the denials of records written since the last call, for /metrics. */
 void drun_count_records(struct drun *r)
 {
-	int fd = openat(r->dir_fd, JOURNAL_RECORDS_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = drun_openat(r, JOURNAL_RECORDS_FILE, O_RDONLY);
 	char buf[65536];
 	ssize_t n;
 
@@ -1020,7 +1044,7 @@ void drun_follow_poll(struct drun *r)
 		}
 		if (f->in_flight)
 			continue;
-		fd = openat(r->dir_fd, capture_name(f->kind), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		fd = drun_openat(r, capture_name(f->kind), O_RDONLY);
 		if (fd >= 0) {
 			n = pread(fd, buf, sizeof(buf), f->offset);
 			close(fd);
@@ -1150,6 +1174,9 @@ int druns_load(struct daemon *d)
 			if (fstatat(r->dir_fd, JOURNAL_RECORDS_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0)
 				r->denials_counted_to = (uint64_t)st.st_size;
 		}
+		/* an ended run's directory is opened when needed (drun_openat) */
+		if (r->state == DRUN_ENDED)
+			close_fd(&r->dir_fd);
 		drun_link(d, r);
 	}
 	closedir(dir);

@@ -150,6 +150,8 @@ void drun_finish(struct drun *r);
 int drun_adopt(struct drun *r);
 /* Lets go of a live run for the next daemon (its enforcement goes on). */
 void drun_detach(struct drun *r);
+/* openat() in the run's directory, which an ended run no longer holds open. */
+int drun_openat(struct drun *r, const char *name, int flags);
 /* Rebuilds r->rec and r->state from the run's journal. */
 int drun_reload(struct drun *r);
 int druns_load(struct daemon *d);
