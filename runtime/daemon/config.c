@@ -47,7 +47,12 @@ struct entry {
 	char **tenants;
 	size_t tenant_count;
 	bool any_tenant;
+	char **lists[2];	/* envelopes, workspaces (enum grant_list) */
+	size_t list_count[2];
+	bool has_list[2];
 };
+
+enum grant_list { LIST_ENVELOPES, LIST_WORKSPACES };
 
 /* Who an entry of `callers` names, for the check that no two name the same. */
 struct caller_ref {
@@ -94,8 +99,11 @@ void daemon_config_free(struct daemon_config *cfg)
 		return;
 	free(cfg->socket_path);
 	free(cfg->state_dir);
-	for (size_t i = 0; i < cfg->caller_count; i++)
+	for (size_t i = 0; i < cfg->caller_count; i++) {
 		free_strings(cfg->callers[i].tenants, cfg->callers[i].tenant_count);
+		free_strings(cfg->callers[i].envelopes, cfg->callers[i].envelope_count);
+		free_strings(cfg->callers[i].workspaces, cfg->callers[i].workspace_count);
+	}
 	free(cfg->callers);
 	*cfg = (struct daemon_config){ 0 };
 }
@@ -127,6 +135,7 @@ static int set_default_callers(struct daemon_config *cfg)
 		.kind = DAEMON_CALLER_UID,
 		.id = 0,
 		.any_tenant = true,
+		.any_envelope = true,
 	};
 	cfg->caller_count = 1;
 	return 0;
@@ -638,12 +647,101 @@ static int check_tenants(struct tp_schema *schema, const struct tp_schema_key *k
 					 tenant_duplicate, NULL);
 }
 
+/* A digest as `tether check` prints it: "sha256:" and 64 lowercase hex digits. */
+static bool digest_text_valid(const char *text, size_t len)
+{
+	if (len != 7 + 64 || memcmp(text, "sha256:", 7) != 0)
+		return false;
+	for (size_t i = 7; i < len; i++)
+		if (!((text[i] >= '0' && text[i] <= '9') || (text[i] >= 'a' && text[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/*
+ * envelopes: digests; workspaces: absolute directories (normalised).  Both
+ * non-empty, each entry once.
+ */
+static int check_grant_list(struct tp_schema *schema, const struct tp_schema_key *key,
+			    const struct yt_pair *pair)
+{
+	struct entry *entry = &ctx_of(schema)->entry;
+	const struct yt_node *value = pair->value;
+	enum grant_list which = (enum grant_list)key->arg;
+	char **items;
+	int r = tp_schema_expect_kind(schema, key, value, YT_SEQUENCE);
+
+	if (r <= 0)
+		return r;
+	if (value->sequence.count == 0)
+		return tp_schema_report(schema, value,
+					which == LIST_ENVELOPES ?
+					"'envelopes' must not be empty: list the digests `tether "
+					"check` prints, or leave the key out for any envelope" :
+					"'workspaces' must not be empty: list directories, or leave "
+					"the key out (no per-run workspace)");
+	items = calloc(value->sequence.count, sizeof(*items));
+	if (!items)
+		return -ENOMEM;
+	/* Owned by the entry from here, whatever happens below. */
+	entry->lists[which] = items;
+	entry->has_list[which] = true;
+	for (size_t i = 0; i < value->sequence.count; i++) {
+		const struct yt_node *item = value->sequence.items[i];
+		char excerpt[TP_EXCERPT_MAX];
+		char *text = NULL;
+
+		r = 0;
+		if (item->kind != YT_SCALAR || item->scalar.is_null) {
+			r = tp_schema_report(schema, item, "entries of '%s' must be %s, got %s",
+					     key->name, which == LIST_ENVELOPES ? "digests" :
+					     "absolute paths", item->kind == YT_SCALAR ?
+					     "an empty value" : yt_node_describe(item));
+		} else if (which == LIST_ENVELOPES) {
+			if (!digest_text_valid(item->scalar.text, item->scalar.len))
+				r = tp_schema_report(schema, item,
+						     "invalid envelope digest '%s': write it as "
+						     "`tether check` prints it, 'sha256:' and 64 "
+						     "lowercase hex digits",
+						     tp_excerpt(excerpt, item->scalar.text,
+								item->scalar.len));
+			else if (!(text = strndup(item->scalar.text, item->scalar.len)))
+				return -ENOMEM;
+		} else if (item->scalar.text[0] != '/' || strlen(item->scalar.text) != item->scalar.len) {
+			r = tp_schema_report(schema, item,
+					     "entries of 'workspaces' must be absolute paths "
+					     "(starting with '/'), got '%s'",
+					     tp_excerpt(excerpt, item->scalar.text, item->scalar.len));
+		} else if (!(text = tp_path_normalize(item->scalar.text))) {
+			return -ENOMEM;
+		}
+		for (size_t j = 0; text && j < entry->list_count[which]; j++) {
+			if (strcmp(entry->lists[which][j], text) == 0) {
+				/* a digest is checked text and short: whole, as in `tether check` */
+				r = tp_schema_report(schema, item, "'%s' is listed twice in '%s'",
+						     which == LIST_ENVELOPES ? text :
+						     tp_excerpt(excerpt, text, strlen(text)),
+						     key->name);
+				free(text);
+				text = NULL;
+			}
+		}
+		if (text)
+			items[entry->list_count[which]++] = text;
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static const struct tp_schema_key caller_keys[] = {
 	TP_SCHEMA_KEY("uid", check_selector, false, SELECT_UID),
 	TP_SCHEMA_KEY("user", check_selector, false, SELECT_USER),
 	TP_SCHEMA_KEY("gid", check_selector, false, SELECT_GID),
 	TP_SCHEMA_KEY("group", check_selector, false, SELECT_GROUP),
 	TP_SCHEMA_KEY("tenants", check_tenants, true, 0),
+	TP_SCHEMA_KEY("envelopes", check_grant_list, false, LIST_ENVELOPES),
+	TP_SCHEMA_KEY("workspaces", check_grant_list, false, LIST_WORKSPACES),
 };
 
 /* One entry of `callers`: checked, then kept when it had no problem. */
@@ -687,8 +785,16 @@ static int check_caller(struct config_ctx *ctx, const struct yt_node *item)
 			caller->tenant_count = entry->tenant_count;
 			entry->tenant_count = 0;
 		}
+		caller->any_envelope = !entry->has_list[LIST_ENVELOPES];
+		caller->envelopes = TAKE_PTR(entry->lists[LIST_ENVELOPES]);
+		caller->envelope_count = entry->list_count[LIST_ENVELOPES];
+		caller->workspaces = TAKE_PTR(entry->lists[LIST_WORKSPACES]);
+		caller->workspace_count = entry->list_count[LIST_WORKSPACES];
+		entry->list_count[0] = entry->list_count[1] = 0;
 	}
 	free_strings(entry->tenants, entry->tenant_count);
+	for (int i = 0; i < 2; i++)
+		free_strings(entry->lists[i], entry->list_count[i]);
 	*entry = (struct entry){ 0 };
 	return r;
 }
@@ -809,6 +915,8 @@ static int parse_into(const char *name, const char *data, size_t len, void *out,
 	account_file_close(&ctx.group);
 	free(ctx.refs);
 	free_strings(ctx.entry.tenants, ctx.entry.tenant_count);
+	for (int i = 0; i < 2; i++)
+		free_strings(ctx.entry.lists[i], ctx.entry.list_count[i]);
 	if (r < 0)
 		return r;
 	if (diags->count > first)
@@ -908,6 +1016,44 @@ bool daemon_config_allows(const struct daemon_config *cfg, uint32_t uid, const u
 			continue;
 		if (!tenant || caller_has_tenant(caller, tenant))
 			return true;
+	}
+	return false;
+}
+
+bool daemon_config_allows_envelope(const struct daemon_config *cfg, uint32_t uid,
+				   const uint32_t *gids, size_t gid_count, const char *digest)
+{
+	if (!cfg || !digest || (!gids && gid_count))
+		return false;
+	for (size_t i = 0; i < cfg->caller_count; i++) {
+		const struct daemon_caller *caller = &cfg->callers[i];
+
+		if (!caller_matches(caller, uid, gids, gid_count))
+			continue;
+		if (caller->any_envelope)
+			return true;
+		for (size_t j = 0; j < caller->envelope_count; j++)
+			if (strcmp(caller->envelopes[j], digest) == 0)
+				return true;
+	}
+	return false;
+}
+
+bool daemon_config_allows_workspace(const struct daemon_config *cfg, uint32_t uid,
+				    const uint32_t *gids, size_t gid_count, const char *path)
+{
+	if (!cfg || !path || path[0] != '/' || (!gids && gid_count))
+		return false;
+	if (uid == 0)
+		return daemon_config_allows(cfg, uid, gids, gid_count, NULL);
+	for (size_t i = 0; i < cfg->caller_count; i++) {
+		const struct daemon_caller *caller = &cfg->callers[i];
+
+		if (!caller_matches(caller, uid, gids, gid_count))
+			continue;
+		for (size_t j = 0; j < caller->workspace_count; j++)
+			if (tp_path_within(path, caller->workspaces[j]))
+				return true;
 	}
 	return false;
 }

@@ -43,8 +43,14 @@
  *                 "*" alone (every tenant; quote it: a plain * is a YAML
  *                 alias).  Two entries for the same uid, or for the same
  *                 gid, are an error (merge their tenants), and so is a tenant
- *                 listed twice, or beside "*".  Default: one entry, uid 0
- *                 with every tenant.
+ *                 listed twice, or beside "*".  Optional: `envelopes`, a
+ *                 non-empty list of digests ("sha256:" and 64 lowercase hex
+ *                 digits, as `tether check` prints them: the envelopes it
+ *                 may run; no key: any), and `workspaces`, a non-empty list
+ *                 of absolute directories (normalised; where a run's own
+ *                 workspace may be; no key: nowhere, root aside); each
+ *                 entry once.  Default: one entry, uid 0 with every tenant
+ *                 and any envelope.
  *
  * A caller (a peer's uid and its gids) may use the daemon when an entry
  * matches it: a uid entry by its uid, a gid entry when the gid is among the
@@ -108,6 +114,15 @@ struct daemon_caller {
 				 * (daemon_tenant_valid()); never "*": NULL when any_tenant */
 	size_t tenant_count;	/* 0 when any_tenant */
 	bool any_tenant;	/* tenants: ["*"] */
+	/* envelopes: the digests ("sha256:" and 64 hex digits) of the envelopes
+	 * or policies, as written, it may run; NULL with any_envelope (no key) */
+	char **envelopes;
+	size_t envelope_count;
+	bool any_envelope;
+	/* workspaces: where a run's own workspace (the API's `workspace`) may
+	 * be, absolute and normalised; none without the key */
+	char **workspaces;
+	size_t workspace_count;
 	unsigned int line;	/* of the entry in the file; 0 for the default entry */
 };
 
@@ -169,7 +184,19 @@ void daemon_config_free(struct daemon_config *cfg);
  */
 bool daemon_config_allows(const struct daemon_config *cfg, uint32_t uid, const uint32_t *gids,
 			  size_t gid_count, const char *tenant);
-
+/*
+ * May that caller run the envelope whose digest (as written, "sha256:...")
+ * is `digest`?  Yes when a matching entry has no `envelopes`, or lists it.
+ */
+bool daemon_config_allows_envelope(const struct daemon_config *cfg, uint32_t uid,
+				   const uint32_t *gids, size_t gid_count, const char *digest);
+/*
+ * May that caller give a run the workspace `path` (absolute, normalised)?
+ * Root may (it could run tether itself); anyone else when `path` is one of
+ * a matching entry's `workspaces` or beneath one.
+ */
+bool daemon_config_allows_workspace(const struct daemon_config *cfg, uint32_t uid,
+				    const uint32_t *gids, size_t gid_count, const char *path);
 /*
  * Whether `tenant` is a tenant name: 1 to DAEMON_TENANT_MAX letters, digits,
  * '.', '_' or '-', starting with a letter or digit (so never ".", ".." or

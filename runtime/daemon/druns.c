@@ -535,6 +535,7 @@ static int check_request(struct daemon *d, const struct create_request *req, con
 			 unsigned int *attempt, char *msg, size_t msg_len, json_t **diagnostics)
 {
 	const struct tp_run_binding bind = { id, req->workspace };
+	char digest_text[TP_DIGEST_TEXT_MAX];
 	struct tp_diags diags = { 0 };
 	struct tp_policy *policy = NULL;
 	const char *key;
@@ -576,6 +577,26 @@ static int check_request(struct daemon *d, const struct create_request *req, con
 			    req->envelope_name);
 	}
 	tp_diags_free(&diags);
+	/* what the caller may run, and where: daemon.yaml's envelopes and workspaces */
+	tp_digest_text(envelope_digest, digest_text);
+	if (!daemon_config_allows_envelope(&d->cfg, req->caller.uid, req->caller.gids,
+					   req->caller.gid_count, digest_text)) {
+		tp_policy_free(policy);
+		return fail(403, msg, msg_len,
+			    "uid %u may not run envelope %s: it is not among the envelopes "
+			    "daemon.yaml lists for this caller", req->caller.uid, digest_text);
+	}
+	if (req->workspace &&
+	    !daemon_config_allows_workspace(&d->cfg, req->caller.uid, req->caller.gids,
+					    req->caller.gid_count, policy->workspace)) {
+		char ws[256];
+
+		snprintf(ws, sizeof(ws), "%s", policy->workspace);
+		tp_policy_free(policy);
+		return fail(403, msg, msg_len,
+			    "uid %u may not give a run the workspace %s: it is in none of the "
+			    "workspaces daemon.yaml lists for this caller", req->caller.uid, ws);
+	}
 	if (req->env) {
 		json_object_foreach(req->env, key, value) {
 			if (!tp_env_name_valid(key) || !env_name_listed(policy, key)) {

@@ -379,7 +379,7 @@ Test(daemon_config, bad_arguments)
 /* ---- errors, each kind --------------------------------------------------- */
 
 #define TOP_KEYS "version, socket, socket_group, state_dir, max_runs, callers"
-#define CALLER_KEYS "uid, user, gid, group, tenants"
+#define CALLER_KEYS "uid, user, gid, group, tenants, envelopes, workspaces"
 
 Test(daemon_config, document_shape)
 {
@@ -861,4 +861,98 @@ Test(daemon_config, tenant_rule_is_the_envelopes)
 		tp_envelope_free(env);
 		tp_diags_free(&env_diags);
 	}
+}
+
+/* ---- envelopes and workspaces: what a caller may run, and where -------- */
+
+#define D1 "sha256:" "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define D2 "sha256:" "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
+
+Test(daemon_config, envelopes_and_workspaces)
+{
+	static const uint32_t alice_gids[] = { 1000, 2000 };
+	static const uint32_t bob_gids[] = { 1001, 2000 };
+
+	expect_valid("version: 1\n"
+		     "callers:\n"
+		     "  - uid: 0\n"
+		     "    tenants: [\"*\"]\n"
+		     "  - user: alice\n"
+		     "    tenants: [team-a]\n"
+		     "    envelopes: [\"" D1 "\"]\n"
+		     "    workspaces: [/srv/agents//a/, /srv/shared]\n"
+		     "  - group: agents\n"
+		     "    tenants: [team-b]\n"
+		     "    envelopes: [\"" D2 "\"]\n");
+	cr_assert_eq(cfg.caller_count, 3);
+	cr_expect(cfg.callers[0].any_envelope);
+	cr_expect(!cfg.callers[1].any_envelope);
+	cr_assert_eq(cfg.callers[1].workspace_count, 2);
+	cr_expect_str_eq(cfg.callers[1].workspaces[0], "/srv/agents/a");
+
+	/* root's entry lists none: any envelope, any workspace */
+	cr_expect(daemon_config_allows_envelope(&cfg, 0, NULL, 0, D1));
+	cr_expect(daemon_config_allows_workspace(&cfg, 0, NULL, 0, "/anywhere"));
+	/* alice: her entry's digest and her group's, together */
+	cr_expect(daemon_config_allows_envelope(&cfg, 1000, alice_gids, 2, D1));
+	cr_expect(daemon_config_allows_envelope(&cfg, 1000, alice_gids, 2, D2));
+	cr_expect(!daemon_config_allows_envelope(&cfg, 1000, alice_gids, 1, D2));
+	cr_expect(!daemon_config_allows_envelope(&cfg, 1000, alice_gids, 2,
+						 "sha256:0000000000000000000000000000000000000000000000000000000000000000"));
+	/* bob, by the group only */
+	cr_expect(!daemon_config_allows_envelope(&cfg, 1001, bob_gids, 2, D1));
+	cr_expect(daemon_config_allows_envelope(&cfg, 1001, bob_gids, 2, D2));
+	/* workspaces: the listed directories and what is beneath, on component boundaries */
+	cr_expect(daemon_config_allows_workspace(&cfg, 1000, alice_gids, 2, "/srv/agents/a"));
+	cr_expect(daemon_config_allows_workspace(&cfg, 1000, alice_gids, 2, "/srv/agents/a/t1"));
+	cr_expect(daemon_config_allows_workspace(&cfg, 1000, alice_gids, 2, "/srv/shared/x"));
+	cr_expect(!daemon_config_allows_workspace(&cfg, 1000, alice_gids, 2, "/srv/agents/ab"));
+	cr_expect(!daemon_config_allows_workspace(&cfg, 1000, alice_gids, 2, "/srv/agents"));
+	cr_expect(!daemon_config_allows_workspace(&cfg, 1000, alice_gids, 2, "/etc"));
+	/* an entry without workspaces grants none */
+	cr_expect(!daemon_config_allows_workspace(&cfg, 1001, bob_gids, 2, "/srv/agents/a"));
+	/* nobody the file names */
+	cr_expect(!daemon_config_allows_envelope(&cfg, 4000, NULL, 0, D1));
+	cr_expect(!daemon_config_allows_workspace(&cfg, 4000, NULL, 0, "/srv/shared"));
+	/* bad arguments */
+	cr_expect(!daemon_config_allows_envelope(NULL, 0, NULL, 0, D1));
+	cr_expect(!daemon_config_allows_envelope(&cfg, 0, NULL, 0, NULL));
+	cr_expect(!daemon_config_allows_workspace(&cfg, 1000, alice_gids, 2, "srv/shared"));
+}
+
+Test(daemon_config, defaults_allow_any_envelope)
+{
+	cr_assert_eq(daemon_config_defaults(&cfg), 0);
+	cr_expect(daemon_config_allows_envelope(&cfg, 0, NULL, 0, D1));
+	cr_expect(daemon_config_allows_workspace(&cfg, 0, NULL, 0, "/srv/x"));
+	cr_expect(!daemon_config_allows_workspace(&cfg, 1000, NULL, 0, "/srv/x"));
+}
+
+Test(daemon_config, envelopes_and_workspaces_errors)
+{
+	expect_errors("version: 1\n"
+		      "callers:\n"
+		      "  - uid: 0\n"
+		      "    tenants: [a]\n"
+		      "    envelopes: []\n"
+		      "    workspaces: []\n",
+		      "t.yaml:5:16: error: 'envelopes' must not be empty: list the digests "
+		      "`tether check` prints, or leave the key out for any envelope\n"
+		      "t.yaml:6:17: error: 'workspaces' must not be empty: list directories, or "
+		      "leave the key out (no per-run workspace)\n");
+	expect_errors("version: 1\n"
+		      "callers:\n"
+		      "  - uid: 0\n"
+		      "    tenants: [a]\n"
+		      "    envelopes: [sha256:ABC, \"" D1 "\", \"" D1 "\", {x: 1}]\n"
+		      "    workspaces: [relative, /a/b, /a/./b/, ~]\n",
+		      "t.yaml:5:17: error: invalid envelope digest 'sha256:ABC': write it as "
+		      "`tether check` prints it, 'sha256:' and 64 lowercase hex digits\n"
+		      "t.yaml:5:104: error: '" D1 "' is listed twice in 'envelopes'\n"
+		      "t.yaml:5:179: error: entries of 'envelopes' must be digests, got a mapping\n"
+		      "t.yaml:6:18: error: entries of 'workspaces' must be absolute paths "
+		      "(starting with '/'), got 'relative'\n"
+		      "t.yaml:6:34: error: '/a/b' is listed twice in 'workspaces'\n"
+		      "t.yaml:6:43: error: entries of 'workspaces' must be absolute paths, got an "
+		      "empty value\n");
 }

@@ -247,6 +247,8 @@ rc=$?
 
 # ---- who may call ---------------------------------------------------------------
 stop_daemon
+d_digest=$(tether check "$T/d.yaml" | sed -n 's/^policy \(sha256:[0-9a-f]*\)$/\1/p')
+mkdir -p /srv/allowed
 cat > /etc/tether/daemon.yaml <<EOF
 version: 1
 socket_group: 1000
@@ -255,6 +257,8 @@ callers:
     tenants: [team-a]
   - gid: 2000
     tenants: ["*"]
+    envelopes: ["$d_digest"]
+    workspaces: [/srv/allowed]
 EOF
 start_daemon || fail "daemon with a configuration" "$(cat "$T/daemon.log")"
 code=$(as_user 1000 1000 "" api GET /v1/health)
@@ -270,8 +274,29 @@ code=$(api POST /v1/runs -d @"$T/tb.json")
 	pass "a tenant the caller may not use: 403" || fail "tenant 403" "$code $(cat "$T/api.body")"
 code=$(api GET /v1/runs/api-1)
 [ "$code" = 404 ] && pass "runs of tenants the caller may not see: 404" || fail "tenant hidden" "$code"
+# envelopes and workspaces: what a caller may run, and where
+body "$T/tpl.yaml" '["/bin/true"]' '"run_id":"not-listed"' > "$T/nl.json"
+code=$(as_user 1000 1000 2000 api POST /v1/runs -d "$(cat "$T/nl.json")")
+[ "$code" = 403 ] && grep -q "uid 1000 may not run envelope $tpl_digest" "$T/api.body" &&
+	grep -q '"event":"forbidden".*may not run envelope' /var/lib/tether/node.jsonl &&
+	pass "an envelope daemon.yaml does not list for the caller: 403 and a node record" ||
+	fail "envelopes 403" "$code $(cat "$T/api.body")"
+body "$T/d.yaml" '["/bin/true"]' '"workspace":"/srv/elsewhere/w"' > "$T/we.json"
+code=$(as_user 1000 1000 2000 api POST /v1/runs -d "$(cat "$T/we.json")")
+[ "$code" = 403 ] && grep -q "uid 1000 may not give a run the workspace /srv/elsewhere/w" "$T/api.body" &&
+	[ ! -e /srv/elsewhere ] &&
+	pass "a workspace outside the caller's workspaces: 403, nothing created" ||
+	fail "workspaces 403" "$code $(cat "$T/api.body")"
+body "$T/d.yaml" '["'"$BIN"'/fsprobe","ok","write","/srv/allowed/w1/f"]' '"run_id":"allowed-1","workspace":"/srv/allowed/w1"' > "$T/wa.json"
+code=$(as_user 1000 1000 2000 api POST /v1/runs -d "$(cat "$T/wa.json")")
+AS="$BIN/asuser 1000 1000 2000"	# root's entry here sees team-a only
+wait_state allowed-1 ended
+AS=
+[ "$code" = 201 ] && grep -q '"reason":"succeeded"' "$T/api.body" && grep -q '"principal":{"uid":1000' "$T/api.body" &&
+	pass "a listed envelope with a workspace beneath the caller's workspaces: 201, the run works there" ||
+	fail "workspaces allowed" "$code $(cat "$T/api.body")"
 code=$(api GET /metrics)
-grep -qx 'tether_api_forbidden_total 2' "$T/api.body" && pass "metrics count the refused calls" ||
+grep -qx 'tether_api_forbidden_total 4' "$T/api.body" && pass "metrics count the refused calls" ||
 	fail "forbidden metric" "$(grep forbidden "$T/api.body")"
 stop_daemon
 rm -f /etc/tether/daemon.yaml
