@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "policyc/policy.h"
+#include "runtime/base64.h"
 #include "runtime/daemon/client.h"
 #include "runtime/daemon/daemon.h"
 #include "runtime/fsutil.h"
@@ -58,26 +59,6 @@ static int to_audit(void *p, const char *data, size_t len)
 	struct ctx *c = p;
 
 	return write_all(c->audit_fd, data, len);
-}
-
-static char *base64(const unsigned char *in, size_t len)
-{
-	static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	char *out = malloc((len + 2) / 3 * 4 + 1), *p = out;
-
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < len; i += 3) {
-		unsigned int v = (unsigned int)in[i] << 16 | (i + 1 < len ? in[i + 1] << 8 : 0) |
-				 (i + 2 < len ? in[i + 2] : 0);
-
-		*p++ = a[v >> 18 & 63];
-		*p++ = a[v >> 12 & 63];
-		*p++ = i + 1 < len ? a[v >> 6 & 63] : '=';
-		*p++ = i + 2 < len ? a[v & 63] : '=';
-	}
-	*p = 0;
-	return out;
 }
 
 static int read_file(const char *path, char **data, size_t *len)
@@ -192,7 +173,7 @@ int run_via_daemon(const char *socket, const struct run_daemon_request *q)
 	}
 	body = json_object();
 	if (len >= 4 && memcmp(data, TP_FORMAT_MAGIC, 4) == 0) {
-		char *b64 = base64((unsigned char *)data, len);
+		char *b64 = base64_encode(data, len);
 
 		json_object_set_new(body, "policy", json_string(b64));
 		free(b64);

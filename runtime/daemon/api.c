@@ -19,6 +19,7 @@
 
 #include "loader/loader.h"
 #include "policyc/policy.h"
+#include "runtime/base64.h"
 #include "runtime/daemon/internal.h"
 #include "runtime/daemon/journal.h"
 
@@ -141,49 +142,6 @@ static int query_u64(struct evkeyvalq *q, const char *key, uint64_t *out)
 	errno = 0;
 	*out = strtoull(v, &end, 10);
 	return (errno || end == v || *end || v[0] == '-') ? -EINVAL : 0;
-}
-
-/* Standard base64 (RFC 4648), padding required; -EINVAL on anything else. */
-static int base64_decode(const char *in, size_t len, char **out, size_t *out_len)
-{
-	static const char alphabet[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	unsigned char *buf;
-	size_t n = 0;
-
-	if (len % 4)
-		return -EINVAL;
-	buf = malloc(len / 4 * 3 + 1);
-	if (!buf)
-		return -ENOMEM;
-	for (size_t i = 0; i < len; i += 4) {
-		unsigned int v = 0, pad = 0;
-
-		for (int j = 0; j < 4; j++) {
-			const char *p;
-			char ch = in[i + j];
-
-			if (ch == '=' && i + 4 == len && j >= 2) {
-				pad++;
-				v <<= 6;
-				continue;
-			}
-			p = ch ? strchr(alphabet, ch) : NULL;
-			if (!p || pad) {
-				free(buf);
-				return -EINVAL;
-			}
-			v = v << 6 | (unsigned int)(p - alphabet);
-		}
-		buf[n++] = (unsigned char)(v >> 16);
-		if (pad < 2)
-			buf[n++] = (unsigned char)(v >> 8);
-		if (pad < 1)
-			buf[n++] = (unsigned char)v;
-	}
-	*out = (char *)buf;
-	*out_len = n;
-	return 0;
 }
 
 /* W3C trace context: 00-<32 hex>-<16 hex>-<2 hex>, lower case, ids not all zero. */
