@@ -16,6 +16,12 @@ int run_id_generate(char *buf, size_t size);
 
 /* One file per live run, named by run id: "PID STARTTIME\n" of its controller. */
 #define TETHER_RUNS_DIR "/run/tether/runs"
+/*
+ * /run/tether/daemon-runs/<run id>: the run is a node agent's.  A `tether
+ * run` that sweeps the node for runs whose controller died leaves these to
+ * the agent, which takes them over (or ends them) when it starts again.
+ */
+#define TETHER_DAEMON_RUNS_DIR "/run/tether/daemon-runs"
 
 /*
  * The start time of process `pid` (field 22 of /proc/PID/stat, clock ticks

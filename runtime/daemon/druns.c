@@ -720,6 +720,7 @@ int drun_create(struct daemon *d, const struct create_request *req, struct drun 
 	memcpy(cfg.stdio_fd, r->stdio, sizeof(cfg.stdio_fd));
 	cfg.cwd = req->cwd;
 	cfg.no_run_file = true;
+	cfg.daemon_owned = true;
 	sigemptyset(&none);
 	cfg.child_mask = &none;
 	cfg.started_ns = clock_ns(CLOCK_MONOTONIC);
@@ -873,6 +874,7 @@ int drun_adopt(struct drun *r)
 	cfg.environ = r->environ;
 	cfg.out_fd[0] = cfg.out_fd[1] = -1;
 	cfg.no_run_file = true;
+	cfg.daemon_owned = true;
 	sigemptyset(&none);
 	cfg.child_mask = &none;
 	cfg.started_ns = clock_ns(CLOCK_MONOTONIC);

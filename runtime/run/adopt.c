@@ -126,6 +126,9 @@ static int adopt(struct run *run, const struct run_adoption *a, struct run_error
 	}
 	run->deadline_ns = a->deadline_ns;
 	run->lease_end_ns = a->lease_end_ns;
+	/* ours now: its mark goes with its cleanup */
+	if (run->cfg.daemon_owned)
+		run_set_owner_mark(run);
 	r = run_watch_limits(run);
 	r = r ?: (run->exited ? 0 : run_start_timer(run));
 	if (r)

@@ -138,6 +138,7 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 	 * seen empty (no helper or controller keeps a reference).
 	 */
 	run_remove_pidfile(run);
+	run_remove_owner_mark(run);
 
 	/*
 	 * The evidence: what was killed, how long it took, and whether each part

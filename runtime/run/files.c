@@ -96,13 +96,59 @@ int run_check_root_dir(const char *path)
  */
 void run_remove_orphan_files(const struct run *run, const char *run_id)
 {
+	static const char *const dirs[] = { TETHER_RUNS_DIR, TETHER_DAEMON_RUNS_DIR };
 	char path[PATH_MAX];
 
 	if (!run_id_valid(run_id))
 		return;
-	snprintf(path, sizeof(path), TETHER_RUNS_DIR "/%s", run_id);
-	if (unlink(path) < 0 && errno != ENOENT)
-		run_log(run, "removing %s: %s", path, strerror(errno));
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dirs[i], run_id);
+		if (unlink(path) < 0 && errno != ENOENT)
+			run_log(run, "removing %s: %s", path, strerror(errno));
+	}
+}
+
+void run_set_owner_mark(struct run *run)
+{
+	snprintf(run->owner_mark, sizeof(run->owner_mark), TETHER_DAEMON_RUNS_DIR "/%s",
+		 run->run_id);
+}
+
+/* An empty file: its name is the mark.  /run/tether is protected from every run. */
+int run_write_owner_mark(struct run *run, struct run_error *err)
+{
+	int r = run_check_root_dir(TETHER_DAEMON_RUNS_DIR), fd;
+
+	if (r)
+		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_RUN_FILE, -r, "preparing %s: %s",
+				TETHER_DAEMON_RUNS_DIR, strerror(-r));
+	run_set_owner_mark(run);
+	fd = open(run->owner_mark, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		r = run_fail(err, RUN_ERROR_SETUP, RUN_STEP_RUN_FILE, errno, "writing %s: %s",
+			     run->owner_mark, strerror(errno));
+		run->owner_mark[0] = 0;
+		return r;
+	}
+	close(fd);
+	return 0;
+}
+
+void run_remove_owner_mark(struct run *run)
+{
+	if (run->owner_mark[0] && unlink(run->owner_mark) < 0 && errno != ENOENT)
+		run_log(run, "removing %s: %s", run->owner_mark, strerror(errno));
+	run->owner_mark[0] = 0;
+}
+
+bool run_is_daemons(const char *run_id)
+{
+	char path[PATH_MAX];
+
+	if (!run_id_valid(run_id))
+		return false;
+	snprintf(path, sizeof(path), TETHER_DAEMON_RUNS_DIR "/%s", run_id);
+	return access(path, F_OK) == 0;
 }
 
 /*

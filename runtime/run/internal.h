@@ -92,6 +92,7 @@ struct run {
 	struct cg_limits limits;
 	char **envp;
 	char pidfile[PATH_MAX];		/* /run/tether/runs/<run id>: for tether kill */
+	char owner_mark[PATH_MAX];	/* TETHER_DAEMON_RUNS_DIR/<run id>; "": none */
 	int ep;				/* the run's own epoll set: run_fd() */
 	int pidfd;			/* the command; -1 before run_start */
 	pid_t child_pid;		/* its pid; 0 before run_start */
@@ -145,6 +146,11 @@ int run_prepare_workspace(struct run *run, struct run_error *err);
 int run_check_root_dir(const char *path);
 int run_write_pidfile(struct run *run, struct run_error *err);
 void run_remove_pidfile(struct run *run);
+/* The daemon's mark on its run (cfg.daemon_owned), and whether a run id has one. */
+int run_write_owner_mark(struct run *run, struct run_error *err);
+void run_set_owner_mark(struct run *run);
+void run_remove_owner_mark(struct run *run);
+bool run_is_daemons(const char *run_id);
 const char *run_audit_path_unsafe(const struct run *run, char where[PATH_MAX]);
 void run_remove_orphan_files(const struct run *run, const char *run_id);
 

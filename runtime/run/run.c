@@ -186,7 +186,7 @@ static int refuse(struct run_error *err, const struct doctor_report *rep, int er
  * whose cgroup no longer exists at all are removed too.  Best effort: a
  * failure is logged and this run goes on.
  */
-static void reclaim_orphans(struct run *run, const char *mount_point)
+static void reclaim_orphans(struct run *run, const char *mount_point, bool leave_daemons)
 {
 	struct tl_error err = { "" };
 	struct cg_run *orphans = NULL;
@@ -198,6 +198,12 @@ static void reclaim_orphans(struct run *run, const char *mount_point)
 	if (cg_find_orphans(mount_point, &orphans, &n, &dirs, &ndirs))
 		return;
 	for (size_t i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "%s", orphans[i].path);
+		/* a node agent's run, while no agent holds it: the next agent's */
+		if (leave_daemons && run_is_daemons(basename(name))) {
+			cg_run_free(&orphans[i]);
+			continue;
+		}
 		if (cg_run_kill_and_wait(&orphans[i], CLEANUP_TIMEOUT_MS, &left)) {
 			run_log(run, "warning: orphaned run %s could not be emptied", orphans[i].path);
 			cg_run_free(&orphans[i]);
@@ -259,7 +265,7 @@ int run_reclaim_node(void (*log)(void *ctx, const char *fmt, va_list ap), void *
 	if (r) {
 		run_log(tmp, "the BPF programs could not be opened: %s", lerr.msg);
 	} else {
-		reclaim_orphans(tmp, mount_point);
+		reclaim_orphans(tmp, mount_point, false);
 		tl_node_close(&tmp->node);
 	}
 	close(lock);
@@ -363,7 +369,7 @@ static int make_cgroup(struct run *run, struct doctor_report *rep, struct run_er
 	}
 	run->node_open = true;
 
-	reclaim_orphans(run, rep->cgroup2_mount);
+	reclaim_orphans(run, rep->cgroup2_mount, !run->cfg.daemon_owned);
 	r = enable_controllers(run, rep->cgroup2_mount, err);
 	if (r) {
 		close(parent_lock);
@@ -383,6 +389,8 @@ static int make_cgroup(struct run *run, struct doctor_report *rep, struct run_er
 		return run_fail(err, RUN_ERROR_REFUSED, RUN_STEP_LIMITS, -r,
 				"refusing to run: the envelope's resources cannot be enforced: %s; "
 				"the command was not started.", limits_why);
+	if (run->cfg.daemon_owned && (r = run_write_owner_mark(run, err)))
+		return r;
 	/* a supervisor that is asked to end its runs has no use for tether kill's file */
 	return run->cfg.no_run_file ? 0 : run_write_pidfile(run, err);
 }

@@ -60,6 +60,9 @@ struct run_config {
 	const char *cwd;		/* where the command starts; NULL: the caller's cwd */
 	/* no run file under /run/tether/runs: tether kill asks the supervisor instead */
 	bool no_run_file;
+	/* a node agent's run (TETHER_DAEMON_RUNS_DIR): while no agent holds it,
+	 * other tether runs' sweeps leave it alone, confined, for the next agent */
+	bool daemon_owned;
 	const sigset_t *child_mask;	/* the command's signal mask */
 	uint64_t started_ns;		/* CLOCK_MONOTONIC when the caller began (setup_us) */
 	/* Logs one line about the run ("reclaimed run ...").  NULL: stderr. */

@@ -43,6 +43,14 @@ ls /etc/crash-* > /dev/null 2>&1 && escaped=yes || escaped=no
 [ "$during" -ge 2 ] && [ $escaped = no ] && [ -d /sys/fs/cgroup/tether/crash-1 ] &&
 	pass "daemon SIGKILLed: the run goes on ($during attempts), still confined, nothing written outside" ||
 	fail "confined while down" "during=$during escaped=$escaped"
+# a standalone run meanwhile sweeps the node for runs whose controller died:
+# the daemon's run is not one of them, it is the next daemon's
+tether run --standalone --envelope "$T/k.yaml" --run-id sweeper -- /bin/true > "$T/sweeper.log" 2>&1
+rc=$?
+[ $rc -eq 0 ] && [ -d /sys/fs/cgroup/tether/crash-1 ] && [ -e /run/tether/daemon-runs/crash-1 ] &&
+	! grep -q 'reclaimed run .*crash-1' "$T/sweeper.log" &&
+	pass "a standalone tether run while no daemon is up leaves the daemon's live run alone" ||
+	fail "standalone sweep" "rc=$rc $(cat "$T/sweeper.log")"
 
 start_daemon || fail "daemon restarts" "$(tail -n 5 "$T/daemon.log")"
 grep -q 'took over 1 live runs' "$T/daemon.log" && pass "the restarted daemon takes the live run over" ||
@@ -51,7 +59,8 @@ wait_state crash-1 ended || fail "crash-1 ends" "$(cat "$T/api.body")"
 code=$(api GET /v1/runs/crash-1)
 grep -q '"reason":"succeeded"' "$T/api.body" && grep -q '"exit_status":0' "$T/api.body" &&
 	grep -q '"adopted":\[{"gap_ms":' "$T/api.body" && grep -q '"cleanup":{"verified":true' "$T/api.body" &&
-	pass "after the restart the run ends normally: succeeded, exit 0 (from the kernel), cleanup verified" ||
+	[ ! -e /run/tether/daemon-runs/crash-1 ] &&
+	pass "after the restart the run ends normally: succeeded, exit 0 (from the kernel), cleanup verified, its mark gone" ||
 	fail "crash-1 end" "$(cat "$T/api.body")"
 api GET "/v1/runs/crash-1/records" > /dev/null
 cp "$T/api.body" "$T/crash-1.records"
