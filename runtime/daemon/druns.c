@@ -72,11 +72,20 @@ static void rec_transition(json_t *rec, const char *state, const char *time_key,
  * Applies one journal event to the Run object; the state it leaves the
  * run in.  The same for a live run and for one read back at start.
  */
+/* An event's members, but its name and time, into the Run object. */
+static void copy_members(json_t *rec, json_t *ev)
+{
+	const char *key;
+	json_t *value;
+
+	json_object_foreach(ev, key, value)
+		if (strcmp(key, "event") && strcmp(key, "time"))
+			json_object_set(rec, key, value);
+}
+
 static enum drun_state drun_apply(json_t *rec, json_t *ev, enum drun_state state)
 {
 	const char *name = json_string_value(json_object_get(ev, "event"));
-	const char *key;
-	json_t *value;
 
 	if (!name)
 		return state;
@@ -87,9 +96,7 @@ static enum drun_state drun_apply(json_t *rec, json_t *ev, enum drun_state state
 		return DRUN_CREATED;
 	}
 	if (strcmp(name, "running") == 0) {
-		json_object_foreach(ev, key, value)
-			if (strcmp(key, "event") && strcmp(key, "time"))
-				json_object_set(rec, key, value);
+		copy_members(rec, ev);
 		json_object_set_new(rec, "state", json_string("running"));
 		rec_transition(rec, "running", "started", ev);
 		return DRUN_RUNNING;
@@ -107,9 +114,7 @@ static enum drun_state drun_apply(json_t *rec, json_t *ev, enum drun_state state
 		return state;
 	}
 	if (strcmp(name, "ended") == 0) {
-		json_object_foreach(ev, key, value)
-			if (strcmp(key, "event") && strcmp(key, "time"))
-				json_object_set(rec, key, value);
+		copy_members(rec, ev);
 		json_object_set_new(rec, "state", json_string("ended"));
 		rec_transition(rec, "ended", "ended", ev);
 		if (json_object_get(ev, "cleanup") != json_null())
