@@ -639,14 +639,7 @@ int tp_policy_load_file_bound(const char *path, const struct tp_run_binding *bin
 
 int tp_policy_load_file(const char *path, struct tp_policy **out, struct tp_diags *diags)
 {
-	_cleanup_free_ char *data = NULL;
-	size_t len = 0;
-	int r;
+	uint8_t digest[32];
 
-	if (!path || !out || !diags)
-		return -EINVAL;
-	r = tp_file_read(path, TP_POLICY_MAX_BYTES, &data, &len, diags);
-	if (r < 0)
-		return r;
-	return tp_policy_load(path, data, len, out, diags);
+	return tp_policy_load_file_bound(path, NULL, out, digest, diags);
 }
