@@ -418,14 +418,16 @@ static void get_runs(struct daemon *d, struct evhttp_request *req, const struct 
 	const char *state = query(q, "state"), *tenant = query(q, "tenant");
 	json_t *list = json_array();
 
-	if (state && strcmp(state, "created") && strcmp(state, "running") && strcmp(state, "ended")) {
+	if (state && strcmp(state, "running") && strcmp(state, "ended")) {
 		json_decref(list);
-		api_error(req, 400, "state: must be created, running or ended");
+		api_error(req, 400, "state: must be running (created ones included) or ended");
 		return;
 	}
 	for (struct drun *r = d->runs; r; r = r->next) {
+		bool ended = r->state == DRUN_ENDED;
+
 		if (!may_see(d, c, r->tenant) || (tenant && strcmp(tenant, r->tenant)) ||
-		    (state && strcmp(state, drun_state_name(r))))
+		    (state && ended != (strcmp(state, "ended") == 0)))
 			continue;
 		json_array_append(list, r->rec);
 	}
