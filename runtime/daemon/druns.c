@@ -582,6 +582,15 @@ static int check_request(struct daemon *d, const struct create_request *req, con
 			    req->envelope_name);
 	}
 	tp_diags_free(&diags);
+	/* an envelope written for a tenant runs for that tenant only */
+	if (policy->tenant && strcmp(policy->tenant, req->tenant) != 0) {
+		fail(400, msg, msg_len,
+		     "the envelope's identity.tenant is '%s', the request's tenant '%s' (\"default\" "
+		     "when not given): create the run for the envelope's tenant", policy->tenant,
+		     req->tenant);
+		tp_policy_free(policy);
+		return 400;
+	}
 	/* what the caller may run, and where: daemon.yaml's envelopes and workspaces */
 	tp_digest_text(envelope_digest, digest_text);
 	if (!daemon_config_allows_envelope(&d->cfg, req->caller.uid, req->caller.gids,

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bpf/abi/rules.h"
+#include "runtime/cgroup.h"
 #include "runtime/fsutil.h"
 #include "runtime/plan/rules.h"
 #include "runtime/run/internal.h"
@@ -158,8 +159,9 @@ bool run_is_daemons(const char *run_id)
 int run_prepare_workspace(struct run *run, struct run_error *err)
 {
 	const char *ws = run->policy->workspace;
-	struct tl_path_rule extra[SCRATCH_MAX];
-	char why[PATH_MAX + 256];
+	struct tl_path_rule extra[SCRATCH_MAX + 2];
+	char why[PATH_MAX + 256], cg_parent[PATH_MAX + 16], cg_own[PATH_MAX + 96];
+	size_t extra_count;
 	struct stat st;
 	bool created = lstat(ws, &st) < 0 && errno == ENOENT;
 	int r;
@@ -192,8 +194,22 @@ int run_prepare_workspace(struct run *run, struct run_error *err)
 		if (!run->tmpdir[0] && run->scratch[i].kind == SCRATCH_TMPFS)
 			snprintf(run->tmpdir, sizeof(run->tmpdir), "%s", run->scratch[i].target);
 	}
-	r = run_rules_resolve(run->policy, extra, run->scratch_count, run->audit_path,
-			      &run->rules, &run->rule_count);
+	extra_count = run->scratch_count;
+	/*
+	 * <cgroup2>/tether lists every run, and each run's cgroup.procs its
+	 * processes: protected, but the run's own cgroup, which runtimes read
+	 * for their limits (memory.max, cpu.max: the JVM, Go, Node).
+	 */
+	if (run->cg_mount[0]) {
+		snprintf(cg_parent, sizeof(cg_parent), "%s/" TETHER_CGROUP_PARENT, run->cg_mount);
+		snprintf(cg_own, sizeof(cg_own), "%s/%s", cg_parent, run->run_id);
+		extra[extra_count++] = (struct tl_path_rule){ .path = cg_own,
+							      .access = TETHER_ACCESS_READ };
+		extra[extra_count++] = (struct tl_path_rule){ .path = cg_parent,
+							      .access = TETHER_ACCESS_PROTECTED };
+	}
+	r = run_rules_resolve(run->policy, extra, extra_count, run->audit_path, &run->rules,
+			      &run->rule_count);
 	if (r)
 		/* A link on a rule's path is the host's state, not the envelope's fault. */
 		return run_fail(err, r == -ELOOP ? RUN_ERROR_SETUP : RUN_ERROR_INVALID,

@@ -93,6 +93,7 @@ struct run {
 	char **envp;
 	char pidfile[PATH_MAX];		/* /run/tether/runs/<run id>: for tether kill */
 	char owner_mark[PATH_MAX];	/* TETHER_DAEMON_RUNS_DIR/<run id>; "": none */
+	char cg_mount[PATH_MAX];	/* the cgroup2 mount (preflight); "": not known */
 	int ep;				/* the run's own epoll set: run_fd() */
 	int pidfd;			/* the command; -1 before run_start */
 	pid_t child_pid;		/* its pid; 0 before run_start */

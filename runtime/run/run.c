@@ -492,6 +492,7 @@ static int setup(struct run *run, struct run_error *err)
 	}
 	if (!doctor_ok(&rep))
 		return refuse(err, &rep, EOPNOTSUPP, "this host cannot enforce the envelope");
+	snprintf(run->cg_mount, sizeof(run->cg_mount), "%s", rep.cgroup2_mount);
 	r = run_prepare_workspace(run, err);
 	if (r)
 		return r;

@@ -187,6 +187,18 @@ api GET /v1/runs/ws-d > /dev/null
 	pass "tether run --workspace through the daemon: the run has that workspace" ||
 	fail "run --workspace daemon" "rc=$rc $(cat "$T/api.body")"
 
+# an envelope written for a tenant runs for that tenant only
+sed 's/identity: {uid: 0, gid: 0}/identity: {uid: 0, gid: 0, tenant: team-x}/' "$T/d.yaml" > "$T/dt.yaml"
+body "$T/dt.yaml" '["/bin/true"]' > "$T/dt1.json"
+code=$(api POST /v1/runs -d @"$T/dt1.json")
+[ "$code" = 400 ] && grep -q "the envelope's identity.tenant is 'team-x', the request's tenant 'default'" "$T/api.body" &&
+	pass "an envelope's identity.tenant against another tenant's request: 400" ||
+	fail "envelope tenant" "$code $(cat "$T/api.body")"
+body "$T/dt.yaml" '["/bin/true"]' '"tenant":"team-x"' > "$T/dt2.json"
+code=$(api POST /v1/runs -d @"$T/dt2.json")
+[ "$code" = 201 ] && grep -q '"tenant":"team-x"' "$T/api.body" &&
+	pass "... and with its own tenant: 201" || fail "envelope tenant ok" "$code $(cat "$T/api.body")"
+
 # ---- the CLI through the daemon ------------------------------------------------
 out=$(tether ps)
 echo "$out" | grep -qE '^api-1 +ended +default +succeeded +0 +/bin/sh$' && pass "tether ps lists the daemon's runs" ||

@@ -153,6 +153,10 @@ attack() {
 	if [ "$a_rec" = ANY-EPERM ]; then
 		[ "$(denials "$a_id")" -eq 1 ] && grep -q '"decision":"deny","errno":"EPERM"' "$T/$a_id.audit" ||
 			WHY="$WHY $(denials "$a_id") denials, not one EPERM record;"
+	elif [ "${a_rec#RE:}" != "$a_rec" ]; then
+		# RE:PATTERN, an extended regex over the whole normalized record
+		normalize "$T/$a_id.audit" | grep -qxE "${a_rec#RE:}" || WHY="$WHY no record matches ${a_rec#RE:};"
+		[ "$(denials "$a_id")" -eq 1 ] || WHY="$WHY $(denials "$a_id") denials, not 1;"
 	elif [ -n "$a_rec" ]; then
 		expect_record "$a_name" "$T/$a_id.audit" "$a_rec" >/dev/null ||
 			WHY="$WHY record missing: $a_rec;"
@@ -353,19 +357,26 @@ cgfile() {
 	c_rec="{\"seq\":2,\"run_id\":\"$2\",\"kind\":\"fs\",\"op\":\"open_write\",\"path\":\"$3\",\"access\":\"write\",\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":\"protected\",\"uid\":0,\"comm\":\"procprobe\",\"exe\":\"$EXE\"}"
 	attack "$1" "$2" "$c_rec" EACCES write "$3" "$4"
 }
-cgfile "write the parent's cgroup.procs (leave the run)" cg1 $CG/cgroup.procs 0
+# pcgfile NAME ID PATH CONTENT: the same for a file of the parent, which is
+# also a protected path rule of every run (no run may read the other runs')
+pcgfile() {
+	c_rec="RE:\{\"seq\":2,\"run_id\":\"$2\",\"kind\":\"fs\",\"op\":\"open_write\",\"path\":\"$3\",\"access\":\"write\",\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":\"protected\",\"rule\":[0-9]+,\"rule_path\":\"$CG\",\"uid\":0,\"comm\":\"procprobe\",\"exe\":\"$EXE\"\}"
+	attack "$1" "$2" "$c_rec" EACCES write "$3" "$4"
+}
+pcgfile "write the parent's cgroup.procs (leave the run)" cg1 $CG/cgroup.procs 0
 cgfile "write the root's cgroup.procs" cg2 /sys/fs/cgroup/cgroup.procs 0
 cgfile "write the run's own cgroup.procs" cg3 $CG/cg3/cgroup.procs 0
 cgfile "write the run's cgroup.kill" cg4 $CG/cg4/cgroup.kill 1
-cgfile "write the parent's cgroup.kill (every run)" cg5 $CG/cgroup.kill 1
+pcgfile "write the parent's cgroup.kill (every run)" cg5 $CG/cgroup.kill 1
 cgfile "write the run's cgroup.subtree_control" cg6 $CG/cg6/cgroup.subtree_control +pids
 cgfile "raise the run's own pids.max" cg7 $CG/cg7/pids.max max
 cgfile "raise the run's own memory.max" cg8 $CG/cg8/memory.max max
 attack "mkdir in the run cgroup" cg9 \
 	"{\"seq\":2,\"run_id\":\"cg9\",\"kind\":\"fs\",\"op\":\"mkdir\",\"path\":\"$CG/cg9/sub\",\"access\":\"write\",\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":\"protected\",\"uid\":0,\"comm\":\"procprobe\",\"exe\":\"$EXE\"}" \
 	EACCES mkdir $CG/cg9/sub
-attack "clone3(CLONE_INTO_CGROUP) with the parent cgroup's fd" cg10 "$(forbidden cg10 clone_into_cgroup)" \
-	EPERM clone-into-cgroup $CG
+# the parent's directory cannot even be opened now (protected): the root's can
+attack "clone3(CLONE_INTO_CGROUP) with the root cgroup's fd" cg10 "$(forbidden cg10 clone_into_cgroup)" \
+	EPERM clone-into-cgroup /sys/fs/cgroup
 
 # --- the controller (the first process's parent), pid 1, the host -----------
 # The suite shell is in the controller's process group: a signal that got
@@ -603,6 +614,23 @@ report "tether kill ID: exit 0 once the run is gone; the run exits 130 cancelled
 tether kill no-such-run 2>/dev/null
 RC=$?
 [ $RC -eq 3 ] && pass "tether kill of an unknown id exits 3" || fail "tether kill unknown" "exit $RC"
+
+# --- other runs' cgroups: <cgroup2>/tether is protected, the run's own is readable
+ENV=$T/p-root.yaml
+tether run --envelope "$ENV" --run-id cgo -- "$P" - linger mk-cgo > /dev/null 2>&1 &
+bg=$!
+i=0
+while [ ! -s $CG/cgo/cgroup.procs ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+prun cgs /bin/sh -c "$BIN/fsprobe EACCES readdir $CG && $BIN/fsprobe EACCES read $CG/cgo/cgroup.procs &&
+	$BIN/fsprobe EACCES read $CG/cgo/memory.current && $BIN/fsprobe ok read $CG/cgs/cgroup.procs"
+WHY=
+[ "$RC" = 0 ] || WHY="$WHY tether exited $RC: $(cat "$T/cgs.out" "$T/cgs.err");"
+grep -q '"op":"open_read","path":"'"$CG"'/cgo/cgroup.procs","access":"read","decision":"deny","errno":"EACCES","reason":"protected","rule":[0-9]*,"rule_path":"'"$CG"'"' "$T/cgs.audit" ||
+	WHY="$WHY no protected denial of the other run's cgroup.procs: $(grep deny "$T/cgs.audit");"
+tether kill cgo > /dev/null 2>&1
+wait $bg
+id=cgs
+report "a run cannot list the run cgroups nor read another run's (cgroup.procs, memory.current), only its own"
 
 # --- nothing is left ----------------------------------------------------------
 healthy all "everything"
