@@ -68,10 +68,6 @@ static void rec_transition(json_t *rec, const char *state, const char *time_key,
 		json_array_append_new(tr, json_pack("{s:s,s:O}", "state", state, "time", time));
 }
 
-/*
- * Applies one journal event to the Run object; the state it leaves the
- * run in.  The same for a live run and for one read back at start.
- */
 /* An event's members, but its name and time, into the Run object. */
 static void copy_members(json_t *rec, json_t *ev)
 {
@@ -83,6 +79,10 @@ static void copy_members(json_t *rec, json_t *ev)
 			json_object_set(rec, key, value);
 }
 
+/*
+ * Applies one journal event to the Run object; the state it leaves the
+ * run in.  The same for a live run and for one read back at start.
+ */
 static enum drun_state drun_apply(json_t *rec, json_t *ev, enum drun_state state)
 {
 	const char *name = json_string_value(json_object_get(ev, "event"));

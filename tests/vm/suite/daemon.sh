@@ -198,6 +198,12 @@ body "$T/dt.yaml" '["/bin/true"]' '"tenant":"team-x"' > "$T/dt2.json"
 code=$(api POST /v1/runs -d @"$T/dt2.json")
 [ "$code" = 201 ] && grep -q '"tenant":"team-x"' "$T/api.body" &&
 	pass "... and with its own tenant: 201" || fail "envelope tenant ok" "$code $(cat "$T/api.body")"
+tether run --envelope "$T/dt.yaml" --run-id cli-tenant -- /bin/true > "$T/cli-tenant.out" 2>&1
+rc=$?
+code=$(api GET /v1/runs/cli-tenant)
+[ $rc -eq 0 ] && [ "$code" = 200 ] && grep -q '"tenant":"team-x"' "$T/api.body" &&
+	pass "tether run through the daemon runs a tenant's envelope for that tenant" ||
+	fail "cli tenant" "rc=$rc $code $(cat "$T/cli-tenant.out" "$T/api.body")"
 
 # ---- the CLI through the daemon ------------------------------------------------
 out=$(tether ps)
