@@ -199,11 +199,16 @@ OUT=$(tether run --envelope "$ENV_NOBODY" --run-id suid -- "$BIN/sysprobe-suid" 
 U=0
 ENV=$ENV_ROOT
 # refused() builds records without an access field; these have one.
+PROTRULE=
 check_protected() {
 	name=$1 id=$2 op=$3 rpath=$4
 	shift 4
 	sys "$id" "$ENV" EACCES "$@"
-	r="{\"seq\":2,\"run_id\":\"$id\",\"kind\":\"$(kind_of "$op")\",\"op\":\"$op\",\"path\":\"$rpath\"$EXTRA,\"access\":\"write\",\"decision\":\"${DECISION:-deny}\",\"errno\":\"EACCES\",\"reason\":\"protected\",\"uid\":0,\"comm\":\"sysprobe\",\"exe\":\"$BIN/sysprobe\"}"
+	r="{\"seq\":2,\"run_id\":\"$id\",\"kind\":\"$(kind_of "$op")\",\"op\":\"$op\",\"path\":\"$rpath\"$EXTRA,\"access\":\"write\",\"decision\":\"${DECISION:-deny}\",\"errno\":\"EACCES\",\"reason\":\"protected\"${PROTRULE:+,\"rule\":N,\"rule_path\":\"$PROTRULE\"},\"uid\":0,\"comm\":\"sysprobe\",\"exe\":\"$BIN/sysprobe\"}"
+	# PROTRULE: the protected rule that decided, whose index depends on the envelope
+	[ -n "$PROTRULE" ] &&
+		sed -E "s|\"rule\":[0-9]+,\"rule_path\":\"$PROTRULE\"|\"rule\":N,\"rule_path\":\"$PROTRULE\"|" \
+			"$T/$id.audit" > "$T/$id.audit.n" && mv "$T/$id.audit.n" "$T/$id.audit"
 	if [ "$RC" -eq 0 ] && expect_record "$name" "$T/$id.audit" "$r"; then
 		pass "$name"
 	else
@@ -212,12 +217,17 @@ check_protected() {
 }
 check_protected "write the root cgroup's cgroup.procs (leave the run)" p1 open_write \
 	/sys/fs/cgroup/cgroup.procs write-file /sys/fs/cgroup/cgroup.procs
+# the run cgroups' parent is also a protected rule of every run (no run reads another's)
+PROTRULE=/sys/fs/cgroup/tether
 check_protected "write the parent cgroup's cgroup.procs" p2 open_write \
 	/sys/fs/cgroup/tether/cgroup.procs write-file /sys/fs/cgroup/tether/cgroup.procs
+PROTRULE=
 check_protected "write the run's own cgroup.kill" p3 open_write /sys/fs/cgroup/tether/p3/cgroup.kill \
 	write-file /sys/fs/cgroup/tether/p3/cgroup.kill
+PROTRULE=/sys/fs/cgroup/tether
 check_protected "write the parent's cgroup.subtree_control" p4 open_write \
 	/sys/fs/cgroup/tether/cgroup.subtree_control write-file /sys/fs/cgroup/tether/cgroup.subtree_control
+PROTRULE=
 check_protected "mkdir in its own run cgroup" p5 mkdir /sys/fs/cgroup/tether/p5/sub \
 	mkdir /sys/fs/cgroup/tether/p5/sub
 
