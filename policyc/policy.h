@@ -503,9 +503,10 @@ int tp_policy_load(const char *name, const char *data, size_t len, struct tp_pol
 /*
  * tp_policy_load() for one run: the policy `bind` makes of the input in
  * *out, and in `envelope_digest` the digest of the input as written (what
- * `tether check` prints: one digest for every run of one envelope).  A
- * compiled policy cannot be bound: a `workspace`, or a workspace path that
- * still holds `${RUN_ID}`, is then an error that says to run the envelope.
+ * `tether check` prints: one digest for every run of one envelope; NULL:
+ * not wanted, and not computed).  A compiled policy cannot be bound: a
+ * `workspace`, or a workspace path that still holds `${RUN_ID}`, is then an
+ * error that says to run the envelope.
  */
 int tp_policy_load_bound(const char *name, const char *data, size_t len,
 			 const struct tp_run_binding *bind, struct tp_policy **out,
