@@ -125,7 +125,9 @@ static int adopt(struct run *run, const struct run_adoption *a, struct run_error
 		run_adopted_exit(run);
 	}
 	run->deadline_ns = a->deadline_ns;
-	run->lease_end_ns = a->lease_end_ns;
+	/* the journal's; one written before leases were journaled: from now */
+	if (a->lease_end_ns)
+		run->lease_end_ns = a->lease_end_ns;
 	/* ours now: its mark goes with its cleanup */
 	if (run->cfg.daemon_owned)
 		run_set_owner_mark(run);

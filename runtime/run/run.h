@@ -146,7 +146,7 @@ struct run_adoption {
 	int pid;			/* its command; 0: unknown */
 	unsigned long long pid_start;	/* the command's start time (proc_start_time) */
 	uint64_t deadline_ns;		/* resources.wall_clock's, CLOCK_MONOTONIC; 0: none */
-	uint64_t lease_end_ns;		/* cleanup.lease's, CLOCK_MONOTONIC; 0: none */
+	uint64_t lease_end_ns;		/* cleanup.lease's, CLOCK_MONOTONIC; 0: none (or not journaled) */
 	uint64_t gap_ms;		/* how long it went unsupervised, for its record */
 	/* the records its stream holds already, as the end record counts them
 	 * (a coalesced record and each number in its coalesced_seqs) */
