@@ -92,6 +92,7 @@ void audit_stream_release(struct audit_stream *st)
 int audit_write(struct audit_stream *st, struct record *rec)
 {
 	rec->run_id = st->names.run_id;
+	rec->ctx = st->names.ctx;
 	if (!rec->mono_ns)
 		rec->mono_ns = clock_ns(CLOCK_MONOTONIC);
 	if (st->seq_next && st->seq_next(st->seq_ctx, &rec->seq))

@@ -266,7 +266,8 @@ int record_decode(const void *data, size_t size, const struct record_names *name
 
 	if (size < sizeof(*hdr) || hdr->size > size)
 		return -EBADMSG;
-	*rec = (struct record){ .seq = hdr->seq, .mono_ns = hdr->ts_ns, .run_id = names->run_id };
+	*rec = (struct record){ .seq = hdr->seq, .mono_ns = hdr->ts_ns, .run_id = names->run_id,
+				.ctx = names->ctx };
 	switch (hdr->kind) {
 	case TETHER_EVENT_FS:
 	case TETHER_EVENT_PROC:

@@ -159,6 +159,24 @@ struct record_run {
 	};
 };
 
+/*
+ * What every record of a run carries besides its own fields (docs/audit.md,
+ * "The record envelope"): who made it where, for which run and attempt.
+ * Strings are NUL-bounded and borrowed from the run; NULL where the run has
+ * none (a standalone run has no tenant; no traceparent, no trace ids).
+ */
+#define RECORD_SCHEMA_VERSION	3
+struct record_context {
+	const char *host;		/* the node's name (uname nodename) */
+	const char *boot_id;		/* /proc/sys/kernel/random/boot_id */
+	const char *tether_version;
+	const char *tenant;
+	unsigned int attempt;		/* 1 for a first attempt */
+	const char *trace_id;		/* 32 hex digits, from the run's traceparent */
+	const char *span_id;		/* 16 hex digits */
+	const char *policy_digest;	/* "sha256:...": what the run enforces */
+};
+
 struct dns_event;
 
 struct record {
@@ -166,6 +184,7 @@ struct record {
 	uint64_t seq;		/* the run's sequence number: kernel and controller share it */
 	uint64_t mono_ns;	/* when, CLOCK_MONOTONIC */
 	const char *run_id;
+	const struct record_context *ctx;	/* NULL: a record outside any run's stream */
 	union {
 		struct record_fs fs;
 		struct record_net net;
@@ -177,6 +196,7 @@ struct record {
 /* What decoding a kernel record needs from its run. */
 struct record_names {
 	const char *run_id;
+	const struct record_context *ctx;	/* copied into every record; may be NULL */
 	const char *const *rule_paths;	/* rule_id -> path, for "rule_path" */
 	size_t rule_count;
 	/* net rule_id -> "192.0.2.0/24"; host rule index -> "*.example.com" */
