@@ -27,6 +27,7 @@ struct run_opts {
 	const char *run_id;
 	const char *workspace;
 	const char *audit_path;
+	const char *traceparent;
 	bool audit_allowed;
 	bool standalone;
 	char **argv;
@@ -36,7 +37,8 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: tether run --envelope FILE [--run-id ID] [--workspace DIR] [--audit FILE]\n"
-		"                  [--audit-allowed] [--standalone] -- COMMAND [ARGS...]\n"
+		"                  [--audit-allowed] [--traceparent TRACEPARENT] [--standalone]\n"
+		"                  -- COMMAND [ARGS...]\n"
 		"\n"
 		"Runs COMMAND in a fresh cgroup confined by the envelope's rules (BPF-LSM).\n"
 		"FILE is an envelope or a policy compiled by tether compile (- reads it from\n"
@@ -48,6 +50,9 @@ static void usage(FILE *out)
 		"--workspace DIR gives this run its own workspace in place of the envelope's\n"
 		"filesystem.workspace.path (checked as that path is; ${RUN_ID} in that path is\n"
 		"this run's id): one reviewed envelope, one digest, a workspace per run.\n"
+		"\n"
+		"--traceparent gives the run a W3C trace context (00-TRACEID-SPANID-FLAGS):\n"
+		"every record carries its trace_id and span_id.\n"
 		"\n"
 		"When a tether daemon answers on $TETHER_SOCKET (default " DAEMON_SOCKET_PATH ")\n"
 		"the run is its (journaled, listed by tether ps), with COMMAND's stdin, stdout and\n"
@@ -75,6 +80,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		{ "workspace", required_argument, NULL, 'w' },
 		{ "audit", required_argument, NULL, 'a' },
 		{ "audit-allowed", no_argument, NULL, 'A' },
+		{ "traceparent", required_argument, NULL, 'T' },
 		{ "standalone", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -98,6 +104,15 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			break;
 		case 'A':
 			o->audit_allowed = true;
+			break;
+		case 'T':
+			if (!run_traceparent_valid(optarg)) {
+				fprintf(stderr, "tether run: --traceparent '%s': not a W3C trace "
+					"context (00-<32 hex>-<16 hex>-<2 hex>, lower case, ids not "
+					"all zero)\n", optarg);
+				return -EINVAL;
+			}
+			o->traceparent = optarg;
 			break;
 		case 'S':
 			o->standalone = true;
@@ -243,6 +258,7 @@ int cmd_run(int argc, char **argv)
 			.argv = opts.argv,
 			.run_id = run_id,
 			.workspace = opts.workspace,
+			.traceparent = opts.traceparent,
 			.audit_path = opts.audit_path,
 			.audit_allowed = opts.audit_allowed,
 		};
@@ -271,6 +287,7 @@ int cmd_run(int argc, char **argv)
 	cfg.envelope_digest = envelope_digest;
 	cfg.audit_path = opts.audit_path;
 	cfg.audit_allowed = opts.audit_allowed;
+	cfg.traceparent = opts.traceparent;
 	cfg.argv = opts.argv;
 	cfg.child_mask = &old;
 	if (run_create(&cfg, &run, &err)) {

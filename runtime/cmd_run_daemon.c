@@ -210,6 +210,8 @@ int run_via_daemon(const char *socket, const struct run_daemon_request *q)
 		json_object_set_new(body, "run_id", json_string(q->run_id));
 	if (q->workspace)
 		json_object_set_new(body, "workspace", json_string(q->workspace));
+	if (q->traceparent)
+		json_object_set_new(body, "traceparent", json_string(q->traceparent));
 	/* an envelope written for a tenant runs for it (the daemon refuses another) */
 	if (q->policy->tenant)
 		json_object_set_new(body, "tenant", json_string(q->policy->tenant));

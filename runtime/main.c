@@ -5,11 +5,9 @@
 
 #include <bpf/libbpf.h>
 
+#include "common/version.h"
 #include "runtime/tether.h"
 
-#ifndef TETHER_VERSION
-#define TETHER_VERSION "0.1.0"
-#endif
 
 bool tether_verbose;
 

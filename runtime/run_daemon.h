@@ -15,6 +15,7 @@ struct run_daemon_request {
 	char **argv;
 	const char *run_id;
 	const char *workspace;		/* --workspace; NULL: the envelope's */
+	const char *traceparent;	/* --traceparent; NULL: none */
 	const char *audit_path;
 	bool audit_allowed;
 };

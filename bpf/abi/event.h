@@ -197,10 +197,14 @@ struct tether_fs_event {
 	__u32 access;		/* requested enum tether_access bits */
 	__u32 flags;		/* TETHER_FS_PATH_TRUNCATED */
 	__u32 uid;
+	__u32 ppid;		/* the asking process's parent (real_parent's tgid) */
+	__u32 reserved;
 	char comm[TETHER_COMM_LEN];
 	char path[TETHER_EVENT_PATH_MAX];	/* NUL-terminated */
 	/* the executable of the process that asked, resolved like path; "" if unknown */
 	char exe[TETHER_EVENT_PATH_MAX];
+	/* the executable of its parent, the same way */
+	char parent_exe[TETHER_EVENT_PATH_MAX];
 };
 
 /*
@@ -230,7 +234,7 @@ struct tether_net_event {
 
 _Static_assert(sizeof(struct tether_net_event) == 40 + 24 + 8 + 16 + 16 + 16, "net event layout");
 _Static_assert(sizeof(struct tether_event_hdr) == 40, "event header layout");
-_Static_assert(sizeof(struct tether_fs_event) == 40 + 32 + 16 + 256 + 256, "fs event layout");
+_Static_assert(sizeof(struct tether_fs_event) == 40 + 40 + 16 + 3 * 256, "fs event layout");
 /* tether_event_hdr.kind is a __u16; tether_fs_event.access holds every enum tether_access bit */
 _Static_assert(TETHER_EVENT_RUN <= 0xffff, "event kinds fit the header's kind field");
 _Static_assert(TETHER_ACCESS_WIDTH <= 8 * sizeof(((struct tether_fs_event *)0)->access),

@@ -56,14 +56,14 @@ static __always_inline int verdict(struct tether_run *run, __u32 reason, __u32 f
 }
 
 /*
- * Writes the path of the current task's executable into `exe`, using the
- * scratch slot `s` (whose walk the caller no longer needs).  Left empty for
- * tasks without one (kernel threads) or whose executable has no name in the
- * caller's namespace.
+ * Writes the path of `task`'s executable into `exe`, using the scratch slot
+ * `s` (whose walk the caller no longer needs).  Left empty for tasks without
+ * one (kernel threads) or whose executable has no name in the caller's
+ * namespace.
  */
-static __always_inline void fill_exe(char *exe, struct walk_scratch *s)
+static __always_inline void fill_task_exe(struct task_struct *task, char *exe,
+					  struct walk_scratch *s)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct file *exe_file = BPF_CORE_READ(task, mm, exe_file);
 	struct walk_ctx c = {};
 	__u32 pos, len;
@@ -85,6 +85,15 @@ static __always_inline void fill_exe(char *exe, struct walk_scratch *s)
 	exe[BOUNDED(len, TETHER_EVENT_PATH_MAX - 1)] = 0;
 }
 
+/* The executables of the current task and of its parent, into the record. */
+static __always_inline void fill_exe(struct tether_fs_event *ev, struct walk_scratch *s)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	fill_task_exe(task, ev->exe, s);
+	fill_task_exe(BPF_CORE_READ(task, real_parent), ev->parent_exe, s);
+}
+
 /* Names the executable in a record built without a walk of its own, and submits it. */
 static __always_inline void submit_fs_event(struct tether_fs_event *ev)
 {
@@ -93,7 +102,7 @@ static __always_inline void submit_fs_event(struct tether_fs_event *ev)
 
 	s = claim_scratch(&slot);
 	if (s) {
-		fill_exe(ev->exe, s);
+		fill_exe(ev, s);
 		release_scratch(s);
 	}
 	bpf_ringbuf_submit(ev, 0);
@@ -124,9 +133,12 @@ reserve_fs_event(struct tether_run *run, __u64 run_cgroup_id, __u32 op, __s32 er
 	ev->access = access;
 	ev->flags = flags & ~FS_HARD_DENY;
 	ev->uid = (__u32)bpf_get_current_uid_gid();
+	ev->ppid = BPF_CORE_READ(bpf_get_current_task_btf(), real_parent, tgid);
+	ev->reserved = 0;
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 	ev->path[0] = 0;
 	ev->exe[0] = 0;
+	ev->parent_exe[0] = 0;
 	return ev;
 }
 
@@ -160,7 +172,7 @@ static __always_inline void emit_fs_event(struct tether_run *run, __u64 run_cgro
 		submit_fs_event(ev);
 		return;
 	}
-	fill_exe(ev->exe, s);
+	fill_exe(ev, s);
 	bpf_ringbuf_submit(ev, 0);
 }
 

@@ -17,15 +17,13 @@
 #include <event2/keyvalq_struct.h>
 #include <sys/queue.h>
 
+#include "common/version.h"
 #include "loader/loader.h"
 #include "policyc/policy.h"
 #include "runtime/base64.h"
 #include "runtime/daemon/internal.h"
 #include "runtime/daemon/journal.h"
 
-#ifndef TETHER_VERSION
-#define TETHER_VERSION "0.1.0"
-#endif
 
 /* A request body at most this big: an envelope is at most TP_POLICY_MAX_BYTES, base64 a third more. */
 #define API_MAX_BODY (TP_POLICY_MAX_BYTES / 3 * 4 + (1 << 20))
@@ -142,30 +140,6 @@ static int query_u64(struct evkeyvalq *q, const char *key, uint64_t *out)
 	errno = 0;
 	*out = strtoull(v, &end, 10);
 	return (errno || end == v || *end || v[0] == '-') ? -EINVAL : 0;
-}
-
-/* W3C trace context: 00-<32 hex>-<16 hex>-<2 hex>, lower case, ids not all zero. */
-static bool traceparent_valid(const char *s)
-{
-	static const int field[] = { 2, 32, 16, 2 };
-	const char *p = s;
-
-	if (strlen(s) != 55)
-		return false;
-	for (int f = 0; f < 4; f++) {
-		bool nonzero = false;
-
-		for (int i = 0; i < field[f]; i++, p++) {
-			if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-				return false;
-			nonzero |= *p != '0';
-		}
-		if ((f == 1 || f == 2) && !nonzero)
-			return false;
-		if (f < 3 && *p++ != '-')
-			return false;
-	}
-	return strncmp(s, "ff", 2) != 0;
 }
 
 /* ---- routes -------------------------------------------------------------- */
@@ -321,7 +295,7 @@ static void post_runs(struct daemon *d, struct evhttp_request *req, const struct
 		snprintf(msg, sizeof(msg), "cwd: must be an absolute path");
 		goto bad;
 	}
-	if (cr.traceparent && !traceparent_valid(cr.traceparent)) {
+	if (cr.traceparent && !run_traceparent_valid(cr.traceparent)) {
 		snprintf(msg, sizeof(msg), "traceparent: not a W3C trace context "
 					   "(00-<32 hex>-<16 hex>-<2 hex>)");
 		goto bad;

@@ -21,6 +21,7 @@
 #include <event2/buffer.h>
 
 #include "common/clock.h"
+#include "common/version.h"
 #include "loader/loader.h"
 #include "policyc/policy.h"
 #include "runtime/daemon/internal.h"
@@ -28,9 +29,6 @@
 #include "runtime/fsutil.h"
 #include "runtime/runs.h"
 
-#ifndef TETHER_VERSION
-#define TETHER_VERSION "0.1.0"
-#endif
 
 const char *const metric_kind_names[METRIC_KINDS] = {
 	"fs", "proc", "capability", "kernel", "unix", "net", "dns", "run", "other",
@@ -719,6 +717,9 @@ int drun_create(struct daemon *d, const struct create_request *req, struct drun 
 	cfg.policy_path = req->envelope_name;
 	cfg.run_id = r->id;
 	cfg.envelope_digest = envelope_text;
+	cfg.tenant = r->tenant;
+	cfg.attempt = attempt;
+	cfg.traceparent = req->traceparent;
 	char audit_path[PATH_MAX];
 
 	if ((size_t)snprintf(audit_path, sizeof(audit_path), "%s/%s/" JOURNAL_RECORDS_FILE,
@@ -882,6 +883,9 @@ int drun_adopt(struct drun *r)
 	cfg.policy = r->policy;
 	cfg.policy_path = JOURNAL_POLICY_FILE;
 	cfg.run_id = r->id;
+	cfg.tenant = r->tenant;
+	cfg.attempt = (unsigned int)json_integer_value(json_object_get(r->rec, "attempt"));
+	cfg.traceparent = json_string_value(json_object_get(r->rec, "traceparent"));
 	cfg.audit_path = audit_path;
 	cfg.audit_allowed = json_is_true(json_object_get(r->rec, "audit_allowed"));
 	cfg.argv = r->argv;

@@ -59,6 +59,9 @@ struct run {
 	char run_id[80];
 	char digest[TP_DIGEST_TEXT_MAX];
 	char envelope_digest[TP_DIGEST_TEXT_MAX];	/* cfg->envelope_digest, else digest */
+	/* every record's envelope: audit.names.ctx points here */
+	struct record_context ctx;
+	char host[65], boot_id[40], trace_id[33], span_id[17];
 	const char *audit_path;		/* cfg's, else the policy's audit.sink; NULL: stderr */
 	bool audit_allowed;
 	char tmpdir[PATH_MAX];		/* TMPDIR: the run's private /tmp; "" when the host has none */
@@ -186,6 +189,7 @@ bool run_oom_killed(struct run *run);
 void run_limits_free(struct run *run);
 
 /* runtime/run/records.c: the run's own records */
+void run_context_init(struct run *run);
 void run_record_start(struct run *run, uint64_t setup_us);
 void run_record_truncated(struct run *run, int stream, uint64_t max);
 void run_record_cleanup(struct run *run, const struct record_run_cleanup *c);

@@ -3,9 +3,82 @@
  * The run's own records, typed (runtime/record.h), written through the same
  * audit stream as the kernel's.
  */
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
+#include "common/version.h"
 #include "runtime/run/internal.h"
+
+/* W3C trace context: 00-<32 hex>-<16 hex>-<2 hex>, lower case, ids not all zero. */
+bool run_traceparent_valid(const char *s)
+{
+	static const int field[] = { 2, 32, 16, 2 };
+	const char *p = s;
+
+	if (strlen(s) != 55)
+		return false;
+	for (int f = 0; f < 4; f++) {
+		bool nonzero = false;
+
+		for (int i = 0; i < field[f]; i++, p++) {
+			if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+				return false;
+			nonzero |= *p != '0';
+		}
+		if ((f == 1 || f == 2) && !nonzero)
+			return false;
+		if (f < 3 && *p++ != '-')
+			return false;
+	}
+	return strncmp(s, "ff", 2) != 0;
+}
+
+/* The kernel's boot id (36 characters), or "" when it cannot be read. */
+static void read_boot_id(char *buf, size_t size)
+{
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 0)
+		n = 0;
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+}
+
+/*
+ * What every record of the run carries (docs/audit.md, "The record
+ * envelope"), filled once at the run's creation; run->digest is set.
+ */
+void run_context_init(struct run *run)
+{
+	const struct run_config *cfg = &run->cfg;
+	struct utsname u;
+
+	snprintf(run->host, sizeof(run->host), "%s", uname(&u) == 0 ? u.nodename : "");
+	read_boot_id(run->boot_id, sizeof(run->boot_id));
+	run->ctx = (struct record_context){
+		.host = run->host,
+		.boot_id = run->boot_id,
+		.tether_version = TETHER_VERSION,
+		.tenant = cfg->tenant ? cfg->tenant : run->policy->tenant,
+		.attempt = cfg->attempt ? cfg->attempt : 1,
+		.policy_digest = run->digest,
+	};
+	if (cfg->traceparent && run_traceparent_valid(cfg->traceparent)) {
+		memcpy(run->trace_id, cfg->traceparent + 3, 32);
+		run->trace_id[32] = 0;
+		memcpy(run->span_id, cfg->traceparent + 36, 16);
+		run->span_id[16] = 0;
+		run->ctx.trace_id = run->trace_id;
+		run->ctx.span_id = run->span_id;
+	}
+	run->audit.names.ctx = &run->ctx;
+}
 
 /*
  * The run's "start" record: what runs (argv[0] only: arguments may carry

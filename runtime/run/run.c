@@ -570,6 +570,7 @@ int run_init(const struct run_config *cfg, struct run **out, struct run_error *e
 				"encoding the policy of %s failed", cfg->policy_path);
 	}
 	tp_digest_text(digest, run->digest);
+	run_context_init(run);
 	/* cleanup.lease counts from the run's creation: its setup is inside the lease */
 	if (policy->limits[TP_LIMIT_LEASE_MS])
 		run->lease_end_ns = (cfg->started_ns ? cfg->started_ns : clock_ns(CLOCK_MONOTONIC)) +

@@ -37,6 +37,9 @@
 struct tp_policy;
 struct run;
 
+/* Whether `s` is a W3C traceparent (version 00) with nonzero trace and span ids. */
+bool run_traceparent_valid(const char *s);
+
 struct run_config {
 	const struct tp_policy *policy;	/* borrowed until run_free */
 	const char *policy_path;	/* for messages */
@@ -44,6 +47,12 @@ struct run_config {
 	/* "sha256:..." of the envelope as written, before a run binding filled in
 	 * its workspace (tp_policy_load_bound); NULL: the policy's own digest */
 	const char *envelope_digest;
+	/* every record's envelope (docs/audit.md): NULL tenant: the envelope's
+	 * identity.tenant; attempt 0: 1; traceparent: a W3C trace context
+	 * ("00-TRACEID-SPANID-FLAGS", checked by run_traceparent_valid), or NULL */
+	const char *tenant;
+	unsigned int attempt;
+	const char *traceparent;
 	/* JSON Lines audit file (appended, 0600); NULL: the policy's audit.sink, else stderr */
 	const char *audit_path;
 	bool audit_allowed;		/* also record allowed writes (or the policy's audit.record_allowed) */

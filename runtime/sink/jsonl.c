@@ -77,19 +77,45 @@ static const char *rcode_name(uint8_t rcode)
 	return rcode < sizeof(names) / sizeof(names[0]) ? names[rcode] : "OTHER";
 }
 
-/* {"seq":N,"time":"...","run_id":"...","kind":"KIND" */
+/* A string of the envelope, or null. */
+static int ctx_string(struct strbuf *out, const char *key, const char *value, size_t max)
+{
+	int r = sb_printf(out, ",\"%s\":", key);
+
+	return r | (value ? sb_json_string(out, value, max) : sb_printf(out, "null"));
+}
+
+/*
+ * The record envelope (docs/audit.md): {"schema_version":3,"seq":N,
+ * "time":"...","host":...,"boot_id":...,"tether_version":...,"run_id":...,
+ * "attempt":N,"tenant":...,"trace_id":...,"span_id":...,
+ * "policy_digest":...,"kind":"KIND".  Without a context (a record outside
+ * any run's stream) only schema_version, seq, time, run_id and kind.
+ */
 static int begin(struct strbuf *out, const struct record *rec, const char *kind)
 {
+	const struct record_context *ctx = rec->ctx;
 	char when[64];
-	int r = 0;
+	int r = sb_printf(out, "{\"schema_version\":%d", RECORD_SCHEMA_VERSION);
 
 	format_time(rec->mono_ns, when, sizeof(when));
 	if (rec->seq)
-		r |= sb_printf(out, "{\"seq\":%llu,", (unsigned long long)rec->seq);
-	else
-		r |= sb_printf(out, "{");
-	r |= sb_printf(out, "\"time\":\"%s\",\"run_id\":", when);
+		r |= sb_printf(out, ",\"seq\":%llu", (unsigned long long)rec->seq);
+	r |= sb_printf(out, ",\"time\":\"%s\"", when);
+	if (ctx) {
+		r |= ctx_string(out, "host", ctx->host, 256);
+		r |= ctx_string(out, "boot_id", ctx->boot_id, 64);
+		r |= ctx_string(out, "tether_version", ctx->tether_version, 64);
+	}
+	r |= sb_printf(out, ",\"run_id\":");
 	r |= sb_json_string(out, rec->run_id ? rec->run_id : "", 256);
+	if (ctx) {
+		r |= sb_printf(out, ",\"attempt\":%u", ctx->attempt);
+		r |= ctx_string(out, "tenant", ctx->tenant, 64);
+		r |= ctx_string(out, "trace_id", ctx->trace_id, 32);
+		r |= ctx_string(out, "span_id", ctx->span_id, 16);
+		r |= ctx_string(out, "policy_digest", ctx->policy_digest, 80);
+	}
 	r |= sb_printf(out, ",\"kind\":\"%s\"", kind);
 	return r;
 }
@@ -155,11 +181,13 @@ static int encode_fs(const struct record *rec, struct strbuf *out)
 			r |= sb_json_string(out, fs->rule_path, 4096);
 		}
 	}
-	r |= sb_printf(out, ",\"pid\":%u,\"tgid\":%u,\"uid\":%u,\"comm\":", ev->hdr.pid,
-		       ev->hdr.tgid, ev->uid);
+	r |= sb_printf(out, ",\"pid\":%u,\"tgid\":%u,\"ppid\":%u,\"uid\":%u,\"comm\":",
+		       ev->hdr.pid, ev->hdr.tgid, ev->ppid, ev->uid);
 	r |= sb_json_string(out, ev->comm, sizeof(ev->comm));
 	r |= sb_printf(out, ",\"exe\":");
 	r |= sb_json_string(out, ev->exe, sizeof(ev->exe));
+	r |= sb_printf(out, ",\"parent_exe\":");
+	r |= sb_json_string(out, ev->parent_exe, sizeof(ev->parent_exe));
 	r |= sb_printf(out, ",\"cgroup_id\":%llu}", (unsigned long long)ev->hdr.cgroup_id);
 	return r ? -ENOMEM : 0;
 }
@@ -197,7 +225,7 @@ static int encode_net(const struct record *rec, struct strbuf *out)
 
 		r |= sb_printf(out, host ? ",\"host_rule\":%u" : ",\"rule\":%u", i);
 		if (rec->net.rule_name) {
-			r |= sb_printf(out, host ? ",\"host\":" : ",\"rule_destination\":");
+			r |= sb_printf(out, host ? ",\"rule_host\":" : ",\"rule_destination\":");
 			r |= sb_json_string(out, rec->net.rule_name, host ? 512 : 128);
 		}
 	}
@@ -225,9 +253,9 @@ static int encode_start(const struct record_run_start *s, struct strbuf *out)
 	r = r ?: sb_printf(out, ",\"tmpdir\":");
 	r = r ?: sb_json_string(out, s->tmpdir, 4096);
 	r = r ?: sb_printf(out, ",\"cgroup_id\":%llu,\"run_slot\":%u,\"mode\":\"%s\",\"rules\":%zu,"
-			   "\"policy_digest\":\"%s\",\"envelope_digest\":\"%s\",\"unenforced\":[",
+			   "\"envelope_digest\":\"%s\",\"unenforced\":[",
 			   (unsigned long long)s->cgroup_id, s->run_slot,
-			   s->audit_mode ? "audit" : "enforce", s->rules, s->policy_digest,
+			   s->audit_mode ? "audit" : "enforce", s->rules,
 			   s->envelope_digest ? s->envelope_digest : s->policy_digest);
 	for (size_t i = 0; r == 0 && i < s->unenforced_count; i++) {
 		r = sb_printf(out, "%s", i ? "," : "");

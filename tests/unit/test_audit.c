@@ -98,6 +98,8 @@ static struct tether_fs_event sample(void)
 	strcpy(ev.comm, "sh");
 	strcpy(ev.path, "/etc/\"x\"");
 	strcpy(ev.exe, "/bin/sh");
+	ev.ppid = 8;
+	strcpy(ev.parent_exe, "/usr/bin/make");
 	return ev;
 }
 
@@ -110,14 +112,14 @@ Test(audit, formats_fs_record)
 	struct record_names st = { .run_id = "run-1" };
 
 	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &st, &sb), 0);
-	cr_assert(strncmp(sb.data, "{\"seq\":5,\"time\":\"", 17) == 0, "%s", sb.data);
+	cr_assert(strncmp(sb.data, "{\"schema_version\":3,\"seq\":5,\"time\":\"", 36) == 0, "%s", sb.data);
 	after_time = strstr(sb.data, "Z\",");
 	cr_assert_not_null(after_time);
 	cr_assert_str_eq(after_time + 3,
 			 "\"run_id\":\"run-1\",\"kind\":\"fs\",\"op\":\"open_write\","
 			 "\"path\":\"/etc/\\\"x\\\"\",\"access\":\"write\",\"decision\":\"deny\","
-			 "\"errno\":\"EACCES\",\"reason\":\"default_deny\",\"pid\":10,\"tgid\":9,"
-			 "\"uid\":0,\"comm\":\"sh\",\"exe\":\"/bin/sh\",\"cgroup_id\":77}");
+			 "\"errno\":\"EACCES\",\"reason\":\"default_deny\",\"pid\":10,\"tgid\":9,\"ppid\":8,"
+			 "\"uid\":0,\"comm\":\"sh\",\"exe\":\"/bin/sh\",\"parent_exe\":\"/usr/bin/make\",\"cgroup_id\":77}");
 	sb_free(&sb);
 }
 
@@ -163,8 +165,8 @@ Test(audit, capability_records_name_the_capability)
 		snprintf(expect, sizeof(expect),
 			 "\"run_id\":\"r\",\"kind\":\"capability\",\"op\":\"capability\",\"path\":\"%s\","
 			 "\"decision\":\"deny\",\"errno\":\"EPERM\",\"reason\":\"forbidden\","
-			 "\"pid\":10,\"tgid\":9,\"uid\":0,\"comm\":\"sh\",\"exe\":\"/bin/sh\","
-			 "\"cgroup_id\":77}",
+			 "\"pid\":10,\"tgid\":9,\"ppid\":8,\"uid\":0,\"comm\":\"sh\",\"exe\":\"/bin/sh\","
+			 "\"parent_exe\":\"/usr/bin/make\",\"cgroup_id\":77}",
 			 cases[i].name);
 		got = format_after_time(&ev);
 		cr_assert_str_eq(got, expect, "capability %s", cases[i].number);
@@ -215,8 +217,8 @@ Test(audit, formats_key_and_syslog_records)
 	got = format_after_time(&ev);
 	cr_assert_str_eq(got, "\"run_id\":\"r\",\"kind\":\"proc\",\"op\":\"keyctl\",\"path\":\"_uid.0\","
 			      "\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":\"forbidden\","
-			      "\"pid\":10,\"tgid\":9,\"uid\":0,\"comm\":\"sh\",\"exe\":\"/bin/sh\","
-			      "\"cgroup_id\":77}");
+			      "\"pid\":10,\"tgid\":9,\"ppid\":8,\"uid\":0,\"comm\":\"sh\",\"exe\":\"/bin/sh\","
+			      "\"parent_exe\":\"/usr/bin/make\",\"cgroup_id\":77}");
 	free(got);
 	ev.op = TETHER_FS_SYSLOG;
 	ev.hdr.kind = TETHER_EVENT_KERNEL;
@@ -243,8 +245,8 @@ Test(audit, formats_anon_inode_records)
 	got = format_after_time(&ev);
 	cr_assert_str_eq(got, "\"run_id\":\"r\",\"kind\":\"kernel\",\"op\":\"anon_inode\","
 			      "\"path\":\"[userfaultfd]\",\"decision\":\"deny\",\"errno\":\"EPERM\","
-			      "\"reason\":\"forbidden\",\"pid\":10,\"tgid\":9,\"uid\":0,\"comm\":\"sh\","
-			      "\"exe\":\"/bin/sh\",\"cgroup_id\":77}");
+			      "\"reason\":\"forbidden\",\"pid\":10,\"tgid\":9,\"ppid\":8,\"uid\":0,\"comm\":\"sh\","
+			      "\"exe\":\"/bin/sh\",\"parent_exe\":\"/usr/bin/make\",\"cgroup_id\":77}");
 	free(got);
 }
 
@@ -502,7 +504,7 @@ Test(audit, formats_net_records)
 	ev.addr[0] = 0x20, ev.addr[1] = 0x01, ev.addr[2] = 0x0d, ev.addr[3] = 0xb8, ev.addr[15] = 1;
 	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &st, &sb), 0);
 	cr_assert_not_null(strstr(sb.data, "\"address\":\"2001:db8::1\",\"port\":80,\"decision\":"
-					   "\"allow\",\"reason\":\"rule\",\"host_rule\":0,\"host\":"
+					   "\"allow\",\"reason\":\"rule\",\"host_rule\":0,\"rule_host\":"
 					   "\"*.example.com\",\"pid\":10"), "%s", sb.data);
 	sb_free(&sb);
 
@@ -618,11 +620,11 @@ Test(audit, controller_records_take_the_runs_next_number)
 	cr_assert_eq(audit_write_dns_event(&st, &dns), 0);
 	cr_expect_eq(st.records, 3);
 	buf = captured(st.sink, fd);
-	cr_expect_not_null(strstr(buf, "{\"seq\":1,"), "%s", buf);
+	cr_expect_not_null(strstr(buf, "{\"schema_version\":3,\"seq\":1,"), "%s", buf);
 	cr_expect_not_null(strstr(buf, "\"run_id\":\"r\",\"kind\":\"run\",\"event\":"
 				       "\"output_truncated\",\"stream\":\"stdout\","
-				       "\"output_bytes_max\":7}\n{\"seq\":2,"), "%s", buf);
-	cr_expect_not_null(strstr(buf, "}\n{\"seq\":3,"), "%s", buf);
+				       "\"output_bytes_max\":7}\n{\"schema_version\":3,\"seq\":2,"), "%s", buf);
+	cr_expect_not_null(strstr(buf, "}\n{\"schema_version\":3,\"seq\":3,"), "%s", buf);
 	cr_expect_not_null(strstr(buf, "\"kind\":\"dns\",\"name\":\"x.example\""), "%s", buf);
 	free(buf);
 	audit_stream_release(&st);
@@ -660,7 +662,7 @@ Test(audit, jsonl_ends_a_cut_line_before_its_first_record)
 	cr_assert_eq(sink_write(sink, &rec), 0);
 	cr_assert_eq(sink_close(sink), 0);
 	buf = read_all(fd);
-	cr_assert(strncmp(buf, "{\"seq\":9,\"ti\n{\"seq\":1,\"time\":", 28) == 0, "%s", buf);
+	cr_assert(strncmp(buf, "{\"seq\":9,\"ti\n{\"schema_version\":3,\"seq\":1,\"time\":", 47) == 0, "%s", buf);
 	cr_assert_eq(buf[strlen(buf) - 1], '\n');
 	free(buf);
 	close(fd);
@@ -694,8 +696,51 @@ Test(audit, jsonl_never_glues_a_record_to_a_cut_one)
 	nl = strchr(buf, '\n');
 	cr_assert_not_null(nl, "%s", buf);
 	cr_assert_eq(nl - buf, 40, "the cut record is alone on its line: %s", buf);
-	cr_assert(strncmp(nl + 1, "{\"seq\":2,\"time\":", 16) == 0, "%s", buf);
+	cr_assert(strncmp(nl + 1, "{\"schema_version\":3,\"seq\":2,\"time\":", 35) == 0, "%s", buf);
 	cr_assert_eq(buf[strlen(buf) - 1], '\n');
 	free(buf);
 	close(fd);
+}
+
+/* Every record of a run carries the envelope, in docs/audit.md's order, before its kind. */
+Test(audit, records_carry_the_envelope)
+{
+	struct tether_fs_event ev = sample();
+	const struct record_context ctx = {
+		.host = "node-7", .boot_id = "0b6c8f58-9a3e-4c1e-8d49-2f3f7f0e6a11",
+		.tether_version = "9.8.7", .tenant = "team-a", .attempt = 2,
+		.trace_id = "4bf92f3577b34da6a3ce929d0e0e4736", .span_id = "00f067aa0ba902b7",
+		.policy_digest = "sha256:ab",
+	};
+	const struct record_context bare = { .host = "n", .boot_id = "b", .tether_version = "v",
+					     .attempt = 1, .policy_digest = "sha256:cd" };
+	struct record_names names = { .run_id = "r", .ctx = &ctx };
+	struct strbuf sb = { 0 };
+	const char *after;
+
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &names, &sb), 0);
+	cr_assert(strncmp(sb.data, "{\"schema_version\":3,\"seq\":5,\"time\":\"", 36) == 0, "%s",
+		  sb.data);
+	after = strstr(sb.data, "Z\",");
+	cr_assert_not_null(after);
+	cr_assert(strncmp(after + 3,
+			  "\"host\":\"node-7\",\"boot_id\":\"0b6c8f58-9a3e-4c1e-8d49-2f3f7f0e6a11\","
+			  "\"tether_version\":\"9.8.7\",\"run_id\":\"r\",\"attempt\":2,"
+			  "\"tenant\":\"team-a\",\"trace_id\":\"4bf92f3577b34da6a3ce929d0e0e4736\","
+			  "\"span_id\":\"00f067aa0ba902b7\",\"policy_digest\":\"sha256:ab\","
+			  "\"kind\":\"fs\",\"op\":\"open_write\",",
+			  strlen("\"host\":\"node-7\",\"boot_id\":\"0b6c8f58-9a3e-4c1e-8d49-2f3f7f0e6a11\","
+				 "\"tether_version\":\"9.8.7\",\"run_id\":\"r\",\"attempt\":2,"
+				 "\"tenant\":\"team-a\",\"trace_id\":\"4bf92f3577b34da6a3ce929d0e0e4736\","
+				 "\"span_id\":\"00f067aa0ba902b7\",\"policy_digest\":\"sha256:ab\","
+				 "\"kind\":\"fs\",\"op\":\"open_write\",")) == 0,
+		  "%s", sb.data);
+	sb_free(&sb);
+	names.ctx = &bare;
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &names, &sb), 0);
+	cr_assert_not_null(strstr(sb.data, "\"run_id\":\"r\",\"attempt\":1,\"tenant\":null,"
+					   "\"trace_id\":null,\"span_id\":null,"
+					   "\"policy_digest\":\"sha256:cd\",\"kind\":\"fs\""),
+			   "%s", sb.data);
+	sb_free(&sb);
 }

@@ -119,10 +119,10 @@ static void assert_has(const char *buf, const char *what)
 /* The line whose "seq" is `seq`, without its time (which depends on the clock). */
 static char *line_of(const char *buf, uint64_t seq)
 {
-	char prefix[32];
+	char prefix[64];
 	const char *p, *end, *after;
 
-	snprintf(prefix, sizeof(prefix), "{\"seq\":%" PRIu64 ",", seq);
+	snprintf(prefix, sizeof(prefix), "{\"schema_version\":3,\"seq\":%" PRIu64 ",", seq);
 	for (p = buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
 		if (strncmp(p, prefix, strlen(prefix)))
 			continue;
@@ -175,16 +175,16 @@ Test(coalesce, ps_is_one_full_record_and_one_coalesced_record)
 	    buf, 2,
 	    "\"run_id\":\"r\",\"kind\":\"fs\",\"op\":\"open_read\",\"path\":\"/proc/1/stat\","
 	    "\"access\":\"read\",\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":"
-	    "\"protected\",\"pid\":40,\"tgid\":40,\"uid\":0,\"comm\":\"ps\",\"exe\":"
-	    "\"/bin/busybox\",\"cgroup_id\":77}");
+	    "\"protected\",\"pid\":40,\"tgid\":40,\"ppid\":0,\"uid\":0,\"comm\":\"ps\",\"exe\":"
+	    "\"/bin/busybox\",\"parent_exe\":\"\",\"cgroup_id\":77}");
 	assert_line(buf, 12,
 		    "\"run_id\":\"r\",\"kind\":\"fs\",\"op\":\"open_read\",\"coalesced\":9,"
 		    "\"first_seq\":2,\"coalesced_seqs\":[[3,11]],\"paths\":[\"/proc/2/stat\","
 		    "\"/proc/3/stat\",\"/proc/4/stat\",\"/proc/5/stat\",\"/proc/6/stat\","
 		    "\"/proc/7/stat\",\"/proc/8/stat\",\"/proc/9/stat\"],\"paths_unlisted\":1,"
 		    "\"access\":\"read\",\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":"
-		    "\"protected\",\"pid\":40,\"tgid\":40,\"uid\":0,\"comm\":\"ps\",\"exe\":"
-		    "\"/bin/busybox\",\"cgroup_id\":77}");
+		    "\"protected\",\"pid\":40,\"tgid\":40,\"ppid\":0,\"uid\":0,\"comm\":\"ps\",\"exe\":"
+		    "\"/bin/busybox\",\"parent_exe\":\"\",\"cgroup_id\":77}");
 	/* ten kernel records and the coalesced one; nine of them only counted */
 	cr_assert_eq(f.st.records, 11);
 	cr_assert_eq(f.st.coalesced, 9);
@@ -217,8 +217,8 @@ Test(coalesce, the_coalesced_record_has_the_last_records_time)
 	kernel(&f, denial(40, T0 + 5 * MS, "/proc/2/stat"));
 	kernel(&f, denial(40, T0 + 700 * MS, "/proc/3/stat"));
 	buf = finish(&f);
-	cr_assert_not_null(strstr(buf, "{\"seq\":4,"), "%s", buf);
-	apart = time_us(strstr(buf, "{\"seq\":4,")) - time_us(strstr(buf, "{\"seq\":1,"));
+	cr_assert_not_null(strstr(buf, "{\"schema_version\":3,\"seq\":4,"), "%s", buf);
+	apart = time_us(strstr(buf, "{\"schema_version\":3,\"seq\":4,")) - time_us(strstr(buf, "{\"schema_version\":3,\"seq\":1,"));
 	if (apart < 0)
 		apart += 86400ll * 1000000; /* midnight in between */
 	/* the sink converts each time with its own clock reads: a few microseconds apart */
@@ -238,13 +238,13 @@ Test(coalesce, a_window_with_one_more_writes_it_in_full)
 	kernel(&f, denial(40, T0 + MS, "/proc/2/stat"));
 	buf = finish(&f);
 	cr_assert_eq(lines(buf), 2, "%s", buf);
-	assert_has(buf, "{\"seq\":2,");
+	assert_has(buf, "{\"schema_version\":3,\"seq\":2,");
 	assert_line(
 	    buf, 2,
 	    "\"run_id\":\"r\",\"kind\":\"fs\",\"op\":\"open_read\",\"path\":\"/proc/2/stat\","
 	    "\"access\":\"read\",\"decision\":\"deny\",\"errno\":\"EACCES\",\"reason\":"
-	    "\"protected\",\"pid\":40,\"tgid\":40,\"uid\":0,\"comm\":\"ps\",\"exe\":"
-	    "\"/bin/busybox\",\"cgroup_id\":77}");
+	    "\"protected\",\"pid\":40,\"tgid\":40,\"ppid\":0,\"uid\":0,\"comm\":\"ps\",\"exe\":"
+	    "\"/bin/busybox\",\"parent_exe\":\"\",\"cgroup_id\":77}");
 	cr_assert_null(strstr(buf, "coalesced"), "%s", buf);
 	cr_assert_eq(f.st.records, 2);
 	cr_assert_eq(f.st.coalesced, 0);
@@ -328,10 +328,10 @@ Test(coalesce, different_pids_are_different_keys)
 	}
 	buf = finish(&f);
 	cr_assert_eq(lines(buf), 4, "%s", buf);
-	assert_has(buf, "{\"seq\":1,");
-	assert_has(buf, "{\"seq\":2,");
-	a = strstr(buf, "{\"seq\":9,");
-	b = strstr(buf, "{\"seq\":10,");
+	assert_has(buf, "{\"schema_version\":3,\"seq\":1,");
+	assert_has(buf, "{\"schema_version\":3,\"seq\":2,");
+	a = strstr(buf, "{\"schema_version\":3,\"seq\":9,");
+	b = strstr(buf, "{\"schema_version\":3,\"seq\":10,");
 	cr_assert(a && b && a < b, "%s", buf);
 	cr_assert_not_null(
 	    strstr(a, "\"coalesced\":3,\"first_seq\":1,\"coalesced_seqs\":[[3,3],[5,5],[7,7]]"));
@@ -363,12 +363,12 @@ Test(coalesce, another_key_in_between_is_written_in_place)
 	kernel(&f, denial(40, T0 + 4 * MS, "/proc/4/stat")); /* 5 */
 	buf = written(&f);
 	cr_assert_eq(lines(buf), 2, "%s", buf);
-	cr_assert(strstr(buf, "{\"seq\":1,") < strstr(buf, "{\"seq\":3,"), "%s", buf);
+	cr_assert(strstr(buf, "{\"schema_version\":3,\"seq\":1,") < strstr(buf, "{\"schema_version\":3,\"seq\":3,"), "%s", buf);
 	assert_has(buf, "\"path\":\"/etc/shadow\",");
 	free(buf);
 	buf = finish(&f);
 	cr_assert_eq(lines(buf), 3, "%s", buf);
-	assert_has(buf, "{\"seq\":6,");
+	assert_has(buf, "{\"schema_version\":3,\"seq\":6,");
 	assert_has(buf, "\"coalesced\":3,\"first_seq\":1,\"coalesced_seqs\":[[2,2],[4,5]],"
 			"\"paths\":[\"/proc/2/stat\",\"/proc/3/stat\",\"/proc/4/stat\"],"
 			"\"paths_unlisted\":0,");
@@ -388,8 +388,8 @@ Test(coalesce, a_window_ends_after_one_second_of_kernel_time)
 	kernel(&f, denial(40, T0 + COALESCE_WINDOW_NS, "/proc/4/stat"));     /* 4: next window */
 	buf = written(&f);
 	cr_assert_eq(lines(buf), 3, "%s", buf);
-	sum = strstr(buf, "{\"seq\":5,");
-	again = strstr(buf, "{\"seq\":4,");
+	sum = strstr(buf, "{\"schema_version\":3,\"seq\":5,");
+	again = strstr(buf, "{\"schema_version\":3,\"seq\":4,");
 	cr_assert(sum && again && sum < again, "the window's record first:\n%s", buf);
 	cr_assert_not_null(
 	    strstr(sum, "\"coalesced\":2,\"first_seq\":1,\"coalesced_seqs\":[[2,3]]"));
@@ -414,7 +414,7 @@ Test(coalesce, a_later_record_of_another_key_closes_a_window)
 	kernel(&f, other); /* 4 */
 	buf = written(&f);
 	cr_assert_eq(lines(buf), 3, "%s", buf);
-	cr_assert(strstr(buf, "{\"seq\":5,") < strstr(buf, "{\"seq\":4,"), "%s", buf);
+	cr_assert(strstr(buf, "{\"schema_version\":3,\"seq\":5,") < strstr(buf, "{\"schema_version\":3,\"seq\":4,"), "%s", buf);
 	free(buf);
 	audit_flush(&f.st);
 	buf = finish(&f);
@@ -438,8 +438,8 @@ Test(coalesce, an_allowed_record_past_the_window_closes_it)
 	kernel(&f, ok); /* 4 */
 	buf = written(&f);
 	cr_assert_eq(lines(buf), 3, "%s", buf);
-	cr_assert(strstr(buf, "{\"seq\":5,") &&
-		      strstr(buf, "{\"seq\":5,") < strstr(buf, "{\"seq\":4,"),
+	cr_assert(strstr(buf, "{\"schema_version\":3,\"seq\":5,") &&
+		      strstr(buf, "{\"schema_version\":3,\"seq\":5,") < strstr(buf, "{\"schema_version\":3,\"seq\":4,"),
 		  "%s", buf);
 	free(buf);
 	buf = finish(&f);
@@ -582,8 +582,8 @@ Test(coalesce, a_full_table_closes_its_oldest_window)
 	buf = written(&f);
 	cr_assert_eq(lines(buf), COALESCE_SLOTS + 2, "%s", buf);
 	/* pid 100's second record, seq 2, as it came */
-	assert_has(buf, "{\"seq\":2,");
-	assert_has(buf, "{\"seq\":65,");
+	assert_has(buf, "{\"schema_version\":3,\"seq\":2,");
+	assert_has(buf, "{\"schema_version\":3,\"seq\":65,");
 	free(buf);
 	buf = finish(&f);
 	cr_assert_eq(lines(buf), 2 * COALESCE_SLOTS + 1, "%s", buf);
@@ -616,7 +616,7 @@ Test(coalesce, full_ranges_close_the_window)
 	{
 		char want[32];
 
-		snprintf(want, sizeof(want), "{\"seq\":%" PRIu64 ",", first_of_next);
+		snprintf(want, sizeof(want), "{\"schema_version\":3,\"seq\":%" PRIu64 ",", first_of_next);
 		assert_has(buf, want);
 	}
 	assert_has(buf, "\"coalesced\":32,\"first_seq\":2,\"coalesced_seqs\":[[4,4],[6,6],");
@@ -648,7 +648,7 @@ Test(coalesce, a_stream_without_a_sink_counts)
 /* Appends the seqs a line stands for: its own, or a coalesced record's list too. */
 static void account(const char *line, uint8_t *seen, size_t max, uint64_t *coalesced_total)
 {
-	uint64_t seq = strtoull(line + strlen("{\"seq\":"), NULL, 10), count = 0, sum = 0;
+	uint64_t seq = strtoull(line + strlen("{\"schema_version\":3,\"seq\":"), NULL, 10), count = 0, sum = 0;
 	const char *c = strstr(line, "\"coalesced\":");
 	const char *nl = strchr(line, '\n');
 

@@ -15,5 +15,12 @@ for s in /ext/suite/*.sh; do
 	total_pass=$((total_pass + p))
 	total_fail=$((total_fail + f))
 done
+# Every record the suites made (the first 4000 lines of each stream), for
+# tests/vm/run-suite to check against docs/audit.schema.json on the host.
+echo "== records"
+echo "TETHER-RECORDS-BEGIN"
+find /tmp/suite /var/lib/tether -type f \( -name '*.audit' -o -name records.jsonl \) 2>/dev/null |
+	while read -r f; do head -n 4000 "$f"; echo; done | gzip -c | base64
+echo "TETHER-RECORDS-END"
 echo "suite total: $total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]

@@ -66,7 +66,7 @@ api GET "/v1/runs/crash-1/records" > /dev/null
 cp "$T/api.body" "$T/crash-1.records"
 writes=$(grep -c '"op":"create","path":"/etc/crash-[0-9]*","access":"write","decision":"deny"' "$T/crash-1.records")
 conns=$(grep -c '"kind":"net","op":"connect".*"decision":"deny"' "$T/crash-1.records")
-seqs=$(sed -n 's/^{"seq":\([0-9]*\),.*/\1/p' "$T/crash-1.records" | tr '\n' ' ')
+seqs=$(sed -n 's/^{"schema_version":[0-9]*,"seq":\([0-9]*\),.*/\1/p' "$T/crash-1.records" | tr '\n' ' ')
 n=$(grep -c . "$T/crash-1.records")
 expect=$(seq 1 "$n" | tr '\n' ' ')
 lost=$(sed -n 's/.*"event":"end".*"audit_lost":\([0-9]*\).*/\1/p' "$T/crash-1.records")

@@ -41,9 +41,15 @@ code=$(api GET "/v1/runs/api-1/records?seq=0&follow=true")
 cp "$T/api.body" "$T/api-1.records"
 
 code=$(api GET "/v1/runs/api-1/records?seq=2")
-first=$(head -n 1 "$T/api.body" | sed -n 's/^{"seq":\([0-9]*\),.*/\1/p')
+first=$(head -n 1 "$T/api.body" | sed -n 's/^{"schema_version":[0-9]*,"seq":\([0-9]*\),.*/\1/p')
 [ "$code" = 200 ] && [ "$first" = 2 ] && [ "$(wc -l < "$T/api.body")" -eq $(($(wc -l < "$T/api-1.records") - 1)) ] &&
 	pass "GET records?seq=2: from seq 2 on, nothing before" || fail "records seq" "$code first=$first"
+# every record of a daemon run carries the request's tenant, attempt and trace context
+n=$(wc -l < "$T/api-1.records")
+m=$(grep -c '"run_id":"api-1","attempt":1,"tenant":"default","trace_id":"0af7651916cd43dd8448eb211c80319c","span_id":"b7ad6b7169203331","policy_digest":"sha256:[0-9a-f]*","kind":' "$T/api-1.records")
+[ "$n" -ge 3 ] && [ "$m" -eq "$n" ] &&
+	pass "a daemon run's records each carry its tenant, attempt 1 and the traceparent's trace and span ids" ||
+	fail "daemon record envelope" "$m of $n lines: $(head -n 2 "$T/api-1.records")"
 
 code=$(api GET /v1/runs/api-1)
 [ "$code" = 200 ] && grep -q '"state":"ended"' "$T/api.body" && grep -q '"reason":"succeeded"' "$T/api.body" &&
@@ -95,6 +101,11 @@ body "$T/d.yaml" '["/bin/true"]' '"run_id":"api-1-retry","retry_of":"api-1"' > "
 code=$(api POST /v1/runs -d @"$T/retry.json")
 [ "$code" = 201 ] && grep -q '"attempt":2' "$T/api.body" && grep -q '"retry_of":"api-1"' "$T/api.body" &&
 	pass "retry_of: a new run, attempt 2, linked to the old one" || fail "retry" "$code $(cat "$T/api.body")"
+wait_state api-1-retry ended
+code=$(api GET "/v1/runs/api-1-retry/records")
+n=$(wc -l < "$T/api.body")
+[ "$code" = 200 ] && [ "$n" -ge 3 ] && [ "$(grep -c '"run_id":"api-1-retry","attempt":2,"tenant":"default","trace_id":null,"span_id":null,' "$T/api.body")" -eq "$n" ] &&
+	pass "a retry's records say attempt 2" || fail "retry records" "$code $(head -n 2 "$T/api.body")"
 
 body "$T/d.yaml" '["/bin/sleep","60"]' '"run_id":"api-cancel"' > "$T/c.json"
 api POST /v1/runs -d @"$T/c.json" > /dev/null
@@ -177,7 +188,7 @@ tether run --standalone --envelope "$T/tpl.yaml" --run-id ws-s --workspace /srv/
 	--audit "$T/ws-s.audit" -- "$BIN/fsprobe" ok write /srv/tpl/given/f > /dev/null 2>&1
 rc=$?
 [ $rc -eq 0 ] && grep -q '"event":"start".*"envelope_digest":"'"$tpl_digest"'"' "$T/ws-s.audit" &&
-	! grep -q '"event":"start".*"policy_digest":"'"$tpl_digest"'"' "$T/ws-s.audit" &&
+	! grep -q '"policy_digest":"'"$tpl_digest"'","kind":"run","event":"start"' "$T/ws-s.audit" &&
 	pass "tether run --workspace (standalone): the run writes there; its start record keeps the envelope's digest" ||
 	fail "run --workspace" "rc=$rc $(cat "$T/ws-s.audit")"
 tether run --envelope "$T/tpl.yaml" --run-id ws-d --workspace /srv/tpl/given-d -- "$BIN/fsprobe" ok write /srv/tpl/given-d/f > /dev/null 2>&1

@@ -140,7 +140,7 @@ tether run --envelope "$T/rules.tpol" --run-id r8 --audit "$T/r8.audit" -- /bin/
 	"$BIN/fsprobe ok write $W/rw/from-tpol && $BIN/fsprobe EACCES write $W/top2"
 RC=$?
 if [ "$RC" -eq 0 ] && [ -n "$digest" ] &&
-	grep -q "\"event\":\"start\".*\"mode\":\"enforce\",.*\"policy_digest\":\"$digest\",\"envelope_digest\":\"$digest\",\"unenforced\":\[\"resources.disk_bytes\"\]" "$T/r8.audit"; then
+	grep -q "\"policy_digest\":\"$digest\",\"kind\":\"run\",\"event\":\"start\".*\"mode\":\"enforce\",.*\"envelope_digest\":\"$digest\",\"unenforced\":\[\"resources.disk_bytes\"\]" "$T/r8.audit"; then
 	pass "a run from a compiled policy enforces it; its start record names the digest and gaps"
 else
 	fail "run from tpol" "exit $RC, digest '$digest': $(grep '"start"' "$T/r8.audit")"

@@ -33,7 +33,7 @@ mount -o remount,size=1m "$FULL"
 tether run --envelope "$ENV" --run-id sk2 --audit "$FULL/sk1.audit" -- /bin/true
 rc=$?
 if [ "$rc" -eq 0 ] && [ "$(grep -c '"run_id":"sk2"' "$FULL/sk1.audit")" -eq 3 ] &&
-	[ "$(grep -c '^{"seq":[0-9]*,"time":"[^"]*","run_id":"sk2",.*}$' "$FULL/sk1.audit")" -eq 3 ] &&
+	[ "$(grep -c '^{"schema_version":3,"seq":[0-9]*,"time":"[^"]*",.*"run_id":"sk2",.*}$' "$FULL/sk1.audit")" -eq 3 ] &&
 	[ "$(tail -c 1 "$FULL/sk1.audit" | od -An -c | tr -d ' ')" = '\n' ]; then
 	pass "the next run's records start on lines of their own after a cut one"
 else
