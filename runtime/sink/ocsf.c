@@ -243,8 +243,10 @@ static int process_object(struct strbuf *out, const struct tether_event_hdr *hdr
 }
 
 /*
- * ,"unmapped":{"run_id":..,"seq":..,<the envelope>: the start of tether's
- * own fields, under their docs/audit.md names.
+ * ,"unmapped":{"kind":..,"run_id":..,"seq":..,<the envelope>: the start of
+ * tether's own fields, under their docs/audit.md names.  The envelope's host
+ * and tether_version are mapped (device.hostname, metadata.product.version)
+ * and not repeated: "host" is a net record's own field (a host rule's name).
  */
 static int unmapped_begin(struct strbuf *out, const struct record *rec, const char *kind)
 {
@@ -253,9 +255,7 @@ static int unmapped_begin(struct strbuf *out, const struct record *rec, const ch
 		const char *name, *value;
 		size_t max;
 	} strings[] = {
-		{ "host", ctx ? ctx->host : NULL, 256 },
 		{ "boot_id", ctx ? ctx->boot_id : NULL, 64 },
-		{ "tether_version", ctx ? ctx->tether_version : NULL, 128 },
 		{ "tenant", ctx ? ctx->tenant : NULL, 256 },
 		{ "trace_id", ctx ? ctx->trace_id : NULL, 64 },
 		{ "span_id", ctx ? ctx->span_id : NULL, 32 },
