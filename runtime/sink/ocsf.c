@@ -66,8 +66,9 @@ struct ocsf_head {
 	unsigned int class_uid;
 	unsigned int activity_id;
 	int action_id, disposition_id, status_id, severity_id;
-	const char *event_code;		/* metadata.event_code: tether's kind */
-	const char *status_detail;	/* the errno's name; NULL: none */
+	const char *kind, *op;		/* metadata.event_code: "kind/op" */
+	const char *status_code;	/* the errno's name; NULL or "": none */
+	const char *status_detail;	/* the reason's name; NULL: none */
 	uint64_t count;			/* a coalesced record's count; 0: one event */
 };
 
@@ -165,9 +166,10 @@ static int begin(struct strbuf *out, const struct record *rec, const struct ocsf
 		      h->class_uid * 100 + h->activity_id, h->severity_id,
 		      (long long)epoch_ms(rec->mono_ns), h->status_id, h->action_id,
 		      h->disposition_id);
-	if (!r && h->status_detail && *h->status_detail)
-		r = sb_printf(out, ",\"status_code\":\"%s\",\"status_detail\":\"%s\"",
-			      h->status_detail, h->status_detail);
+	if (!r && h->status_code && *h->status_code)
+		r = sb_printf(out, ",\"status_code\":\"%s\"", h->status_code);
+	if (!r && h->status_detail)
+		r = sb_printf(out, ",\"status_detail\":\"%s\"", h->status_detail);
 	if (!r && h->count)
 		r = sb_printf(out, ",\"count\":%llu", (unsigned long long)h->count);
 	r = r ?: sb_printf(out, ",\"metadata\":{\"version\":\"%s\",\"profiles\":[\"host\","
@@ -177,7 +179,7 @@ static int begin(struct strbuf *out, const struct record *rec, const struct ocsf
 		r = sb_printf(out, ",\"version\":");
 		r = r ?: sb_json_string(out, ctx->tether_version, 128);
 	}
-	r = r ?: sb_printf(out, "},\"event_code\":\"%s\"", h->event_code);
+	r = r ?: sb_printf(out, "},\"event_code\":\"%s/%s\"", h->kind, h->op);
 	if (!r && rec->run_id) {
 		/* a record's id: its run's and its sequence number there */
 		struct strbuf uid = { 0 };
@@ -439,7 +441,9 @@ static int encode_fs(const struct record *rec, struct strbuf *out)
 	const struct record_fs *fs = &rec->fs;
 	const struct tether_fs_event *ev = fs->ev;
 	uint16_t kind = tether_fs_op_kind(ev->op);
-	struct ocsf_head h = { .event_code = fs->kind, .status_detail = record_errno_name(fs->err),
+	struct ocsf_head h = { .kind = fs->kind, .op = fs->op,
+			       .status_code = record_errno_name(fs->err),
+			       .status_detail = record_reason_name(fs->reason),
 			       .count = fs->coalesced ? fs->coalesced->count : 0 };
 	bool file_class = (kind == TETHER_EVENT_FS || kind == TETHER_EVENT_UNIX) &&
 			  ev->op != TETHER_FS_EXEC;
@@ -525,9 +529,10 @@ static int endpoint_addr(struct strbuf *out, const struct tether_net_event *ev, 
 static int encode_net(const struct record *rec, struct strbuf *out)
 {
 	const struct tether_net_event *ev = rec->net.ev;
-	struct ocsf_head h = { .class_uid = OCSF_NETWORK_ACTIVITY, .event_code = "net",
-			       .activity_id = network_activity(ev->op),
-			       .status_detail = record_errno_name(ev->err) };
+	struct ocsf_head h = { .class_uid = OCSF_NETWORK_ACTIVITY, .kind = "net",
+			       .op = rec->net.op, .activity_id = network_activity(ev->op),
+			       .status_code = record_errno_name(ev->err),
+			       .status_detail = record_reason_name(ev->reason) };
 	bool has_addr = ev->op != TETHER_NET_SOCKET_CREATE && ev->op != TETHER_NET_SETSOCKOPT &&
 			ev->op != TETHER_NET_BIND;
 	bool inbound = ev->op == TETHER_NET_INGRESS, v4 = false;
@@ -601,11 +606,22 @@ static const char *boolean(bool b)
  * controller (this process); the command has no pid in the record, and is
  * identified by the run (process.uid: the run id).
  */
+static const char *const run_event_names[] = {
+	[RECORD_RUN_START] = "start",
+	[RECORD_RUN_OUTPUT_TRUNCATED] = "output_truncated",
+	[RECORD_RUN_CLEANUP] = "cleanup",
+	[RECORD_RUN_END] = "end",
+	[RECORD_RUN_ADOPTED] = "adopted",
+};
+
 static int run_head(const struct record *rec, struct ocsf_head *h)
 {
 	const struct record_run *run = &rec->run;
 
-	*h = (struct ocsf_head){ .class_uid = OCSF_PROCESS_ACTIVITY, .event_code = "run",
+	if (run->event < RECORD_RUN_START || run->event > RECORD_RUN_ADOPTED)
+		return -EINVAL;
+	*h = (struct ocsf_head){ .class_uid = OCSF_PROCESS_ACTIVITY, .kind = "run",
+				 .op = run_event_names[run->event],
 				 .activity_id = OCSF_ACTIVITY_OTHER,
 				 .action_id = OCSF_ACTION_OBSERVED,
 				 .disposition_id = OCSF_DISPOSITION_LOGGED,
@@ -676,16 +692,9 @@ static int unmapped_start(struct strbuf *out, const struct record_run_start *s, 
 static int unmapped_run(struct strbuf *out, const struct record *rec)
 {
 	const struct record_run *run = &rec->run;
-	static const char *const events[] = {
-		[RECORD_RUN_START] = "start",
-		[RECORD_RUN_OUTPUT_TRUNCATED] = "output_truncated",
-		[RECORD_RUN_CLEANUP] = "cleanup",
-		[RECORD_RUN_END] = "end",
-		[RECORD_RUN_ADOPTED] = "adopted",
-	};
 	const struct record_run_cleanup *c = &run->cleanup;
 	const struct record_run_end *e = &run->end;
-	int r = sb_printf(out, ",\"event\":\"%s\"", events[run->event]);
+	int r = sb_printf(out, ",\"event\":\"%s\"", run_event_names[run->event]);
 
 	if (r)
 		return r;
@@ -795,8 +804,10 @@ static int encode_dns(const struct record *rec, struct strbuf *out)
 	};
 	const struct dns_event *ev = rec->dns;
 	const char *type = dns_type_name(ev->qtype), *rcode = rcode_name(ev->rcode);
-	struct ocsf_head h = { .class_uid = OCSF_DNS_ACTIVITY, .event_code = "dns",
-			       .activity_id = 1 /* Query */ };
+	struct ocsf_head h = { .class_uid = OCSF_DNS_ACTIVITY, .kind = "dns", .op = "query",
+			       .activity_id = 1 /* Query */,
+			       .status_detail = (size_t)ev->kind < sizeof(reasons) / sizeof(reasons[0])
+							? reasons[ev->kind] : "unknown" };
 	char addr[64];
 	bool v4;
 	int r;

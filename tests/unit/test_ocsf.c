@@ -348,7 +348,9 @@ Test(ocsf, the_context_goes_to_metadata_device_and_unmapped)
 	cr_expect_eq(int_at(got, "metadata.sequence"), 5);
 	cr_expect_str_eq(str_at(got, "device.hostname"), "node-7");
 	cr_expect_eq(int_at(got, "status_id"), 2);
-	cr_expect_str_eq(str_at(got, "status_detail"), "EACCES");
+	cr_expect_str_eq(str_at(got, "status_code"), "EACCES");
+	cr_expect_str_eq(str_at(got, "status_detail"), "rule");
+	cr_expect_str_eq(str_at(got, "metadata.event_code"), "fs/open_write");
 	cr_expect_str_eq(str_at(got, "file.name"), "file.txt");
 	cr_expect_str_eq(str_at(got, "unmapped.run_id"), "run-1");
 	cr_expect_eq(int_at(got, "unmapped.seq"), 5);
