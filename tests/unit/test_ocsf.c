@@ -111,6 +111,14 @@ static void walk(json_t *def, json_t *obj, const char *path)
 	}
 	json_object_foreach(obj, key, v) {
 		json_t *type = json_object_get(json_object_get(def, "objects"), key), *child;
+		json_t *names = json_object_get(def, "attributes"), *name;
+		bool known = false;
+
+		/* an object OCSF leaves open (unmapped) lists no attributes */
+		json_array_foreach(names, i, name)
+			known = known || !strcmp(json_string_value(name), key);
+		cr_expect(known || !json_array_size(names), "%s%s%s is no attribute OCSF defines there",
+			  path, *path ? "." : "", key);
 
 		if (!type || !(child = json_object_get(objects, json_string_value(type))))
 			continue;
