@@ -57,8 +57,31 @@ static json_t *schema(void)
 	return loaded;
 }
 
+static bool in_values(json_t *values, json_int_t value)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(values, i, v)
+		if (json_integer_value(v) == value)
+			return true;
+	return false;
+}
+
 static void check_type(const char *path, json_t *v, const char *type)
 {
+	size_t len = strlen(type), i;
+	json_t *e;
+
+	if (len > 2 && !strcmp(type + len - 2, "[]")) {
+		char base[64];
+
+		snprintf(base, sizeof(base), "%.*s", (int)(len - 2), type);
+		cr_expect(json_is_array(v), "%s: an array (%s)", path, type);
+		json_array_foreach(v, i, e)
+			check_type(path, e, base);
+		return;
+	}
 	if (!strcmp(type, "integer_t") || !strcmp(type, "long_t"))
 		cr_expect(json_is_integer(v), "%s: an integer (%s)", path, type);
 	else if (!strcmp(type, "string_t"))
@@ -68,7 +91,7 @@ static void check_type(const char *path, json_t *v, const char *type)
 	else if (!strcmp(type, "float_t"))
 		cr_expect(json_is_number(v), "%s: a number", path);
 	else if (strcmp(type, "json_t"))
-		cr_expect(json_is_object(v) || json_is_array(v), "%s: an object (%s)", path, type);
+		cr_expect(json_is_object(v), "%s: an object (%s)", path, type);
 }
 
 /*
@@ -111,18 +134,23 @@ static void walk(json_t *def, json_t *obj, const char *path)
 	}
 	json_object_foreach(obj, key, v) {
 		json_t *type = json_object_get(json_object_get(def, "objects"), key), *child;
-		json_t *names = json_object_get(def, "attributes"), *name;
-		bool known = false;
+		json_t *attrs = json_object_get(def, "attributes");
+		json_t *known = json_object_get(attrs, key);
+		json_t *values = json_object_get(json_object_get(def, "enums"), key);
 
+		snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", key);
 		/* an object OCSF leaves open (unmapped) lists no attributes */
-		json_array_foreach(names, i, name)
-			known = known || !strcmp(json_string_value(name), key);
-		cr_expect(known || !json_array_size(names), "%s%s%s is no attribute OCSF defines there",
-			  path, *path ? "." : "", key);
+		cr_expect(known || !json_object_size(attrs), "%s is no attribute OCSF defines there",
+			  sub);
+		if (known)
+			check_type(sub, v, json_string_value(known));
+		if (values && json_is_integer(v))
+			cr_expect(in_values(values, json_integer_value(v)),
+				  "%s: %lld is none of the schema's values", sub,
+				  (long long)json_integer_value(v));
 
 		if (!type || !(child = json_object_get(objects, json_string_value(type))))
 			continue;
-		snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", key);
 		if (json_is_array(v)) {
 			json_t *e;
 
@@ -136,10 +164,7 @@ static void walk(json_t *def, json_t *obj, const char *path)
 
 static bool in_enum(json_t *class_def, const char *attr, json_int_t value)
 {
-	char key[32];
-
-	snprintf(key, sizeof(key), "%lld", (long long)value);
-	return json_object_get(json_object_get(json_object_get(class_def, "enums"), attr), key);
+	return in_values(json_object_get(json_object_get(class_def, "enums"), attr), value);
 }
 
 static json_int_t int_at(json_t *root, const char *dotted)
