@@ -57,6 +57,7 @@ enum {
 	OCSF_FILE_TYPE_FOLDER = 2,
 	OCSF_FILE_TYPE_LOCAL_SOCKET = 5,
 	OCSF_FILE_TYPE_SYMLINK = 7,
+	OCSF_DIRECTION_UNKNOWN = 0,
 	OCSF_DIRECTION_INBOUND = 1,
 	OCSF_DIRECTION_OUTBOUND = 2,
 };
@@ -533,9 +534,8 @@ static int encode_net(const struct record *rec, struct strbuf *out)
 			       .op = rec->net.op, .activity_id = network_activity(ev->op),
 			       .status_code = record_errno_name(ev->err),
 			       .status_detail = record_reason_name(ev->reason) };
-	bool has_addr = ev->op != TETHER_NET_SOCKET_CREATE && ev->op != TETHER_NET_SETSOCKOPT &&
-			ev->op != TETHER_NET_BIND;
-	bool inbound = ev->op == TETHER_NET_INGRESS, v4 = false;
+	bool has_addr = ev->op != TETHER_NET_SOCKET_CREATE && ev->op != TETHER_NET_SETSOCKOPT;
+	bool inbound = ev->op == TETHER_NET_INGRESS, bind = ev->op == TETHER_NET_BIND, v4 = false;
 	const char *proto = protocol_name(ev->protocol);
 	int r;
 
@@ -548,14 +548,19 @@ static int encode_net(const struct record *rec, struct strbuf *out)
 		r = r ?: sb_json_string(out, ev->comm, sizeof(ev->comm));
 		r = r ?: sb_printf(out, ",\"user\":{\"uid\":\"%u\"}}}", ev->uid);
 	}
-	/* the run's side is this node; the peer is the address the record names */
+	/*
+	 * The run's side is this node; the peer is the address the record
+	 * names (bind: the node's own address and port).
+	 */
 	r = r ?: sb_printf(out, ",\"%s\":{", inbound ? "dst_endpoint" : "src_endpoint");
 	r = r ?: sb_printf(out, "\"hostname\":");
 	r = r ?: sb_node_name(out, rec);
-	if (!r && ev->op == TETHER_NET_BIND)
-		r = sb_printf(out, ",\"port\":%u", ev->port);
+	if (!r && bind) {
+		r = sb_printf(out, ",");
+		r = r ?: endpoint_addr(out, ev, &v4);
+	}
 	r = r ?: sb_printf(out, "}");
-	if (!r && has_addr) {
+	if (!r && has_addr && !bind) {
 		r = sb_printf(out, ",\"%s\":{", inbound ? "src_endpoint" : "dst_endpoint");
 		r = r ?: endpoint_addr(out, ev, &v4);
 		r = r ?: sb_printf(out, "}");
@@ -563,7 +568,8 @@ static int encode_net(const struct record *rec, struct strbuf *out)
 	if (!r && has_addr) {
 		r = sb_printf(out, ",\"connection_info\":{\"direction_id\":%d,\"protocol_num\":%u,"
 				   "\"protocol_ver_id\":%d",
-			      inbound ? OCSF_DIRECTION_INBOUND : OCSF_DIRECTION_OUTBOUND,
+			      inbound ? OCSF_DIRECTION_INBOUND :
+			      bind ? OCSF_DIRECTION_UNKNOWN : OCSF_DIRECTION_OUTBOUND,
 			      ev->protocol, v4 ? 4 : 6);
 		if (!r && proto)
 			r = sb_printf(out, ",\"protocol_name\":\"%s\"", proto);

@@ -514,6 +514,11 @@ Test(ocsf, every_net_op_is_network_activity)
 					cr_expect_eq(int_at(got, "dst_endpoint.port"), 443);
 					cr_expect_eq(int_at(got, "connection_info.direction_id"), 2);
 				}
+				if (table[i].op == TETHER_NET_BIND) {
+					cr_expect_str_eq(str_at(got, "src_endpoint.ip"), "192.0.2.7");
+					cr_expect_eq(int_at(got, "src_endpoint.port"), 443);
+					cr_expect_null(json_object_get(got, "dst_endpoint"), "%s", text);
+				}
 				if (table[i].op == TETHER_NET_INGRESS) {
 					cr_expect_str_eq(str_at(got, "src_endpoint.ip"), "192.0.2.7");
 					cr_expect_eq(int_at(got, "connection_info.direction_id"), 1);
