@@ -37,7 +37,7 @@ enum {
 	OCSF_DNS_ACTIVITY = 4003,
 };
 
-#define OCSF_ACTIVITY_OTHER	99
+#define OCSF_ACTIVITY_OTHER 99
 
 /* security_control profile: action_id, disposition_id; base event: status_id, severity_id */
 enum {
@@ -67,10 +67,10 @@ struct ocsf_head {
 	unsigned int class_uid;
 	unsigned int activity_id;
 	int action_id, disposition_id, status_id, severity_id;
-	const char *kind, *op;		/* metadata.event_code: "kind/op" */
-	const char *status_code;	/* the errno's name; NULL or "": none */
-	const char *status_detail;	/* the reason's name; NULL: none */
-	uint64_t count;			/* a coalesced record's count; 0: one event */
+	const char *kind, *op;	   /* metadata.event_code: "kind/op" */
+	const char *status_code;   /* the errno's name; NULL or "": none */
+	const char *status_detail; /* the reason's name; NULL: none */
+	uint64_t count;		   /* a coalesced record's count; 0: one event */
 };
 
 /* allow: allowed; deny: denied, blocked; would_deny (mode audit): allowed, detected. */
@@ -127,7 +127,7 @@ static int sb_node_name(struct strbuf *out, const struct record *rec)
 
 static void format_addr(const uint8_t addr[16], char *buf, size_t size, bool *v4)
 {
-	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+	static const uint8_t mapped[12] = {[10] = 0xff, [11] = 0xff};
 
 	*v4 = memcmp(addr, mapped, 12) == 0;
 	if (!inet_ntop(*v4 ? AF_INET : AF_INET6, *v4 ? addr + 12 : addr, buf, (socklen_t)size))
@@ -160,9 +160,10 @@ static int begin(struct strbuf *out, const struct record *rec, const struct ocsf
 	const struct record_context *ctx = rec->ctx;
 	int r;
 
-	r = sb_printf(out, "{\"class_uid\":%u,\"category_uid\":%u,\"activity_id\":%u,"
-			   "\"type_uid\":%u,\"severity_id\":%d,\"time\":%lld,\"status_id\":%d,"
-			   "\"action_id\":%d,\"disposition_id\":%d",
+	r = sb_printf(out,
+		      "{\"class_uid\":%u,\"category_uid\":%u,\"activity_id\":%u,"
+		      "\"type_uid\":%u,\"severity_id\":%d,\"time\":%lld,\"status_id\":%d,"
+		      "\"action_id\":%d,\"disposition_id\":%d",
 		      h->class_uid, h->class_uid / 1000, h->activity_id,
 		      h->class_uid * 100 + h->activity_id, h->severity_id,
 		      (long long)epoch_ms(rec->mono_ns), h->status_id, h->action_id,
@@ -173,9 +174,12 @@ static int begin(struct strbuf *out, const struct record *rec, const struct ocsf
 		r = sb_printf(out, ",\"status_detail\":\"%s\"", h->status_detail);
 	if (!r && h->count)
 		r = sb_printf(out, ",\"count\":%llu", (unsigned long long)h->count);
-	r = r ?: sb_printf(out, ",\"metadata\":{\"version\":\"%s\",\"profiles\":[\"host\","
-				"\"security_control\"],\"product\":{\"name\":\"tether\","
-				"\"vendor_name\":\"tether\"", OCSF_VERSION);
+	r = r
+		?: sb_printf(out,
+			     ",\"metadata\":{\"version\":\"%s\",\"profiles\":[\"host\","
+			     "\"security_control\"],\"product\":{\"name\":\"tether\","
+			     "\"vendor_name\":\"tether\"",
+			     OCSF_VERSION);
 	if (!r && ctx && ctx->tether_version) {
 		r = sb_printf(out, ",\"version\":");
 		r = r ?: sb_json_string(out, ctx->tether_version, 128);
@@ -183,7 +187,7 @@ static int begin(struct strbuf *out, const struct record *rec, const struct ocsf
 	r = r ?: sb_printf(out, "},\"event_code\":\"%s/%s\"", h->kind, h->op);
 	if (!r && rec->run_id) {
 		/* a record's id: its run's and its sequence number there */
-		struct strbuf uid = { 0 };
+		struct strbuf uid = {0};
 
 		r = sb_printf(&uid, "%.256s:%llu", rec->run_id, (unsigned long long)rec->seq);
 		r = r ?: sb_printf(out, ",\"uid\":");
@@ -258,11 +262,11 @@ static int unmapped_begin(struct strbuf *out, const struct record *rec, const ch
 		const char *name, *value;
 		size_t max;
 	} strings[] = {
-		{ "boot_id", ctx ? ctx->boot_id : NULL, 64 },
-		{ "tenant", ctx ? ctx->tenant : NULL, 256 },
-		{ "trace_id", ctx ? ctx->trace_id : NULL, 64 },
-		{ "span_id", ctx ? ctx->span_id : NULL, 32 },
-		{ "policy_digest", ctx ? ctx->policy_digest : NULL, 128 },
+	    {"boot_id", ctx ? ctx->boot_id : NULL, 64},
+	    {"tenant", ctx ? ctx->tenant : NULL, 256},
+	    {"trace_id", ctx ? ctx->trace_id : NULL, 64},
+	    {"span_id", ctx ? ctx->span_id : NULL, 32},
+	    {"policy_digest", ctx ? ctx->policy_digest : NULL, 128},
 	};
 	int r;
 
@@ -290,7 +294,8 @@ static int unmapped_verdict(struct strbuf *out, uint32_t decision, int32_t err, 
 	return r ?: sb_printf(out, ",\"reason\":\"%s\"", record_reason_name(reason));
 }
 
-/* File System Activity's activity for an fs-body op; 0: not a file system activity. */
+/* File System Activity's activity for an fs-body op of kind fs or unix: 99 Other where none fits.
+ */
 static unsigned int file_activity(uint32_t op)
 {
 	switch (op) {
@@ -299,34 +304,34 @@ static unsigned int file_activity(uint32_t op)
 	case TETHER_FS_LINK:
 	case TETHER_FS_SYMLINK:
 	case TETHER_FS_MKNOD_DEVICE:
-		return 1;	/* Create */
+		return 1; /* Create */
 	case TETHER_FS_OPEN_READ:
-		return 2;	/* Read */
+		return 2; /* Read */
 	case TETHER_FS_OPEN_WRITE:
 	case TETHER_FS_TRUNCATE:
 	case TETHER_FS_OPEN_DEVICE:
-		return 3;	/* Update */
+		return 3; /* Update */
 	case TETHER_FS_UNLINK:
 	case TETHER_FS_RMDIR:
-		return 4;	/* Delete */
+		return 4; /* Delete */
 	case TETHER_FS_RENAME:
-		return 5;	/* Rename */
+		return 5; /* Rename */
 	case TETHER_FS_SETXATTR:
 	case TETHER_FS_REMOVEXATTR:
 	case TETHER_FS_UTIMES:
-		return 6;	/* Set Attributes */
+		return 6; /* Set Attributes */
 	case TETHER_FS_CHMOD:
 	case TETHER_FS_CHOWN:
 	case TETHER_FS_SET_ACL:
 	case TETHER_FS_REMOVE_ACL:
-		return 7;	/* Set Security: permissions, owner, ACLs */
+		return 7; /* Set Security: permissions, owner, ACLs */
 	case TETHER_FS_MOUNT:
 	case TETHER_FS_MOVE_MOUNT:
-		return 12;	/* Mount */
+		return 12; /* Mount */
 	case TETHER_FS_UMOUNT:
-		return 13;	/* Unmount */
+		return 13; /* Unmount */
 	case TETHER_FS_UNIX_CONNECT:
-		return 14;	/* Open: a handle on the socket */
+		return 14; /* Open: a handle on the socket */
 	default:
 		return OCSF_ACTIVITY_OTHER;
 	}
@@ -354,9 +359,9 @@ static unsigned int process_activity(uint32_t op)
 	switch (op) {
 	case TETHER_FS_EXEC:
 	case TETHER_FS_CLONE_INTO_CGROUP:
-		return 1;	/* Launch */
+		return 1; /* Launch */
 	case TETHER_FS_PTRACE:
-		return 3;	/* Open: a handle on another process */
+		return 3; /* Open: a handle on another process */
 	default:
 		return OCSF_ACTIVITY_OTHER;
 	}
@@ -426,8 +431,9 @@ static int unmapped_fs(struct strbuf *out, const struct record_fs *fs, bool path
 			r = sb_printf(out, "%s", i ? "," : "");
 			r = r ?: sb_json_string(out, c->paths[i].text, c->paths[i].len);
 		}
-		r = r ?: sb_printf(out, "],\"paths_unlisted\":%llu",
-				   (unsigned long long)c->paths_unlisted);
+		r = r
+			?: sb_printf(out, "],\"paths_unlisted\":%llu",
+				     (unsigned long long)c->paths_unlisted);
 	}
 	return r;
 }
@@ -442,12 +448,13 @@ static int encode_fs(const struct record *rec, struct strbuf *out)
 	const struct record_fs *fs = &rec->fs;
 	const struct tether_fs_event *ev = fs->ev;
 	uint16_t kind = tether_fs_op_kind(ev->op);
-	struct ocsf_head h = { .kind = fs->kind, .op = fs->op,
-			       .status_code = record_errno_name(fs->err),
-			       .status_detail = record_reason_name(fs->reason),
-			       .count = fs->coalesced ? fs->coalesced->count : 0 };
-	bool file_class = (kind == TETHER_EVENT_FS || kind == TETHER_EVENT_UNIX) &&
-			  ev->op != TETHER_FS_EXEC;
+	struct ocsf_head h = {.kind = fs->kind,
+			      .op = fs->op,
+			      .status_code = record_errno_name(fs->err),
+			      .status_detail = record_reason_name(fs->reason),
+			      .count = fs->coalesced ? fs->coalesced->count : 0};
+	bool file_class =
+	    (kind == TETHER_EVENT_FS || kind == TETHER_EVENT_UNIX) && ev->op != TETHER_FS_EXEC;
 	const char *path;
 	size_t path_len;
 	int r;
@@ -508,13 +515,13 @@ static unsigned int network_activity(uint32_t op)
 {
 	switch (op) {
 	case TETHER_NET_CONNECT:
-		return 1;	/* Open */
+		return 1; /* Open */
 	case TETHER_NET_SENDMSG:
 	case TETHER_NET_PACKET:
 	case TETHER_NET_INGRESS:
-		return 6;	/* Traffic */
+		return 6; /* Traffic */
 	default:
-		return OCSF_ACTIVITY_OTHER;	/* egress_budget, socket_create, bind, setsockopt */
+		return OCSF_ACTIVITY_OTHER; /* egress_budget, socket_create, bind, setsockopt */
 	}
 }
 
@@ -530,10 +537,12 @@ static int endpoint_addr(struct strbuf *out, const struct tether_net_event *ev, 
 static int encode_net(const struct record *rec, struct strbuf *out)
 {
 	const struct tether_net_event *ev = rec->net.ev;
-	struct ocsf_head h = { .class_uid = OCSF_NETWORK_ACTIVITY, .kind = "net",
-			       .op = rec->net.op, .activity_id = network_activity(ev->op),
-			       .status_code = record_errno_name(ev->err),
-			       .status_detail = record_reason_name(ev->reason) };
+	struct ocsf_head h = {.class_uid = OCSF_NETWORK_ACTIVITY,
+			      .kind = "net",
+			      .op = rec->net.op,
+			      .activity_id = network_activity(ev->op),
+			      .status_code = record_errno_name(ev->err),
+			      .status_detail = record_reason_name(ev->reason)};
 	bool has_addr = ev->op != TETHER_NET_SOCKET_CREATE && ev->op != TETHER_NET_SETSOCKOPT;
 	bool inbound = ev->op == TETHER_NET_INGRESS, bind = ev->op == TETHER_NET_BIND, v4 = false;
 	const char *proto = protocol_name(ev->protocol);
@@ -566,10 +575,12 @@ static int encode_net(const struct record *rec, struct strbuf *out)
 		r = r ?: sb_printf(out, "}");
 	}
 	if (!r && has_addr) {
-		r = sb_printf(out, ",\"connection_info\":{\"direction_id\":%d,\"protocol_num\":%u,"
-				   "\"protocol_ver_id\":%d",
-			      inbound ? OCSF_DIRECTION_INBOUND :
-			      bind ? OCSF_DIRECTION_UNKNOWN : OCSF_DIRECTION_OUTBOUND,
+		r = sb_printf(out,
+			      ",\"connection_info\":{\"direction_id\":%d,\"protocol_num\":%u,"
+			      "\"protocol_ver_id\":%d",
+			      inbound ? OCSF_DIRECTION_INBOUND
+			      : bind  ? OCSF_DIRECTION_UNKNOWN
+				      : OCSF_DIRECTION_OUTBOUND,
 			      ev->protocol, v4 ? 4 : 6);
 		if (!r && proto)
 			r = sb_printf(out, ",\"protocol_name\":\"%s\"", proto);
@@ -613,11 +624,9 @@ static const char *boolean(bool b)
  * identified by the run (process.uid: the run id).
  */
 static const char *const run_event_names[] = {
-	[RECORD_RUN_START] = "start",
-	[RECORD_RUN_OUTPUT_TRUNCATED] = "output_truncated",
-	[RECORD_RUN_CLEANUP] = "cleanup",
-	[RECORD_RUN_END] = "end",
-	[RECORD_RUN_ADOPTED] = "adopted",
+    [RECORD_RUN_START] = "start",     [RECORD_RUN_OUTPUT_TRUNCATED] = "output_truncated",
+    [RECORD_RUN_CLEANUP] = "cleanup", [RECORD_RUN_END] = "end",
+    [RECORD_RUN_ADOPTED] = "adopted",
 };
 
 static int run_head(const struct record *rec, struct ocsf_head *h)
@@ -626,21 +635,22 @@ static int run_head(const struct record *rec, struct ocsf_head *h)
 
 	if (run->event < RECORD_RUN_START || run->event > RECORD_RUN_ADOPTED)
 		return -EINVAL;
-	*h = (struct ocsf_head){ .class_uid = OCSF_PROCESS_ACTIVITY, .kind = "run",
-				 .op = run_event_names[run->event],
-				 .activity_id = OCSF_ACTIVITY_OTHER,
-				 .action_id = OCSF_ACTION_OBSERVED,
-				 .disposition_id = OCSF_DISPOSITION_LOGGED,
-				 .status_id = OCSF_STATUS_SUCCESS,
-				 .severity_id = OCSF_SEVERITY_INFORMATIONAL };
+	*h = (struct ocsf_head){.class_uid = OCSF_PROCESS_ACTIVITY,
+				.kind = "run",
+				.op = run_event_names[run->event],
+				.activity_id = OCSF_ACTIVITY_OTHER,
+				.action_id = OCSF_ACTION_OBSERVED,
+				.disposition_id = OCSF_DISPOSITION_LOGGED,
+				.status_id = OCSF_STATUS_SUCCESS,
+				.severity_id = OCSF_SEVERITY_INFORMATIONAL};
 	switch (run->event) {
 	case RECORD_RUN_START:
-		h->activity_id = 1;	/* Launch */
+		h->activity_id = 1; /* Launch */
 		h->action_id = OCSF_ACTION_ALLOWED;
 		h->disposition_id = OCSF_DISPOSITION_ALLOWED;
 		break;
 	case RECORD_RUN_END:
-		h->activity_id = 2;	/* Terminate */
+		h->activity_id = 2; /* Terminate */
 		if (run->end.exit_status != 0 || !run->end.cleanup_verified)
 			h->status_id = OCSF_STATUS_FAILURE;
 		/* records lost or a cleanup not verified: the audit itself is in doubt */
@@ -672,16 +682,22 @@ static int unmapped_start(struct strbuf *out, const struct record_run_start *s, 
 
 	r = sb_printf(out, ",\"tmpdir\":");
 	r = r ?: sb_json_string(out, s->tmpdir ? s->tmpdir : "", 4096);
-	r = r ?: sb_printf(out, ",\"cgroup_id\":%llu,\"run_slot\":%u,\"mode\":\"%s\",\"rules\":%zu",
-			   (unsigned long long)s->cgroup_id, s->run_slot,
-			   s->audit_mode ? "audit" : "enforce", s->rules);
+	r = r
+		?: sb_printf(out,
+			     ",\"cgroup_id\":%llu,\"run_slot\":%u,\"mode\":\"%s\",\"rules\":%zu",
+			     (unsigned long long)s->cgroup_id, s->run_slot,
+			     s->audit_mode ? "audit" : "enforce", s->rules);
 	if (!r && !ctx_digest && s->policy_digest) {
 		r = sb_printf(out, ",\"policy_digest\":");
 		r = r ?: sb_json_string(out, s->policy_digest, 128);
 	}
 	r = r ?: sb_printf(out, ",\"envelope_digest\":");
-	r = r ?: sb_json_string(out, s->envelope_digest ? s->envelope_digest
-						  : s->policy_digest ? s->policy_digest : "", 128);
+	r = r
+		?: sb_json_string(out,
+				  s->envelope_digest ? s->envelope_digest
+				  : s->policy_digest ? s->policy_digest
+						     : "",
+				  128);
 	r = r ?: sb_printf(out, ",\"unenforced\":[");
 	for (size_t i = 0; r == 0 && i < s->unenforced_count; i++) {
 		r = sb_printf(out, "%s", i ? "," : "");
@@ -712,26 +728,27 @@ static int unmapped_run(struct strbuf *out, const struct record *rec)
 				 run->truncated.stream,
 				 (unsigned long long)run->truncated.output_bytes_max);
 	case RECORD_RUN_CLEANUP:
-		return sb_printf(out, ",\"killed\":%u,\"duration_us\":%llu,\"tree_empty\":%s,"
-				      "\"map_entries_removed\":%s,\"cgroup_removed\":%s,"
-				      "\"tmpdir_removed\":%s,\"verified\":%s",
+		return sb_printf(out,
+				 ",\"killed\":%u,\"duration_us\":%llu,\"tree_empty\":%s,"
+				 "\"map_entries_removed\":%s,\"cgroup_removed\":%s,"
+				 "\"tmpdir_removed\":%s,\"verified\":%s",
 				 c->killed, (unsigned long long)c->duration_us,
 				 boolean(c->tree_empty), boolean(c->map_entries_removed),
 				 boolean(c->cgroup_removed), boolean(c->tmpdir_removed),
 				 boolean(c->verified));
 	case RECORD_RUN_END:
-		r = sb_printf(out, ",\"exit_status\":%d,\"audit_records\":%llu,"
-				   "\"audit_seq_last\":%llu,\"audit_lost\":%llu,"
-				   "\"audit_malformed\":%llu,\"audit_coalesced\":%llu,"
-				   "\"egress_bytes\":%llu,\"ingress_dropped\":%u,"
-				   "\"leftover_processes\":%u,\"cleanup_verified\":%s,\"reason\":",
-			      e->exit_status, (unsigned long long)e->audit_records,
-			      (unsigned long long)e->audit_seq_last,
-			      (unsigned long long)e->audit_lost,
-			      (unsigned long long)e->audit_malformed,
-			      (unsigned long long)e->audit_coalesced,
-			      (unsigned long long)e->egress_bytes, e->ingress_dropped,
-			      e->leftover_processes, boolean(e->cleanup_verified));
+		r = sb_printf(
+		    out,
+		    ",\"exit_status\":%d,\"audit_records\":%llu,"
+		    "\"audit_seq_last\":%llu,\"audit_lost\":%llu,"
+		    "\"audit_malformed\":%llu,\"audit_coalesced\":%llu,"
+		    "\"egress_bytes\":%llu,\"ingress_dropped\":%u,"
+		    "\"leftover_processes\":%u,\"cleanup_verified\":%s,\"reason\":",
+		    e->exit_status, (unsigned long long)e->audit_records,
+		    (unsigned long long)e->audit_seq_last, (unsigned long long)e->audit_lost,
+		    (unsigned long long)e->audit_malformed, (unsigned long long)e->audit_coalesced,
+		    (unsigned long long)e->egress_bytes, e->ingress_dropped, e->leftover_processes,
+		    boolean(e->cleanup_verified));
 		r = r ?: sb_json_string(out, e->reason ? e->reason : "", 64);
 		if (!r && e->budget) {
 			r = sb_printf(out, ",\"budget\":");
@@ -743,8 +760,9 @@ static int unmapped_run(struct strbuf *out, const struct record *rec)
 				      boolean(e->output_truncated));
 		return r;
 	case RECORD_RUN_ADOPTED:
-		return sb_printf(out, ",\"gap_ms\":%llu,\"audit_lost\":%llu,\"backlog\":%llu,"
-				      "\"command_alive\":%s",
+		return sb_printf(out,
+				 ",\"gap_ms\":%llu,\"audit_lost\":%llu,\"backlog\":%llu,"
+				 "\"command_alive\":%s",
 				 (unsigned long long)run->adopted.gap_ms,
 				 (unsigned long long)run->adopted.audit_lost,
 				 (unsigned long long)run->adopted.backlog,
@@ -762,9 +780,11 @@ static int encode_run(const struct record *rec, struct strbuf *out)
 	if (r)
 		return r;
 	r = begin(out, rec, &h);
-	r = r ?: sb_printf(out, ",\"actor\":{\"process\":{\"pid\":%d,\"name\":\"tether\","
-				"\"user\":{\"uid\":\"%u\"}}},\"process\":{\"uid\":",
-			   (int)getpid(), (unsigned int)geteuid());
+	r = r
+		?: sb_printf(out,
+			     ",\"actor\":{\"process\":{\"pid\":%d,\"name\":\"tether\","
+			     "\"user\":{\"uid\":\"%u\"}}},\"process\":{\"uid\":",
+			     (int)getpid(), (unsigned int)geteuid());
 	r = r ?: sb_json_string(out, rec->run_id ? rec->run_id : "", 256);
 	if (!r && run->event == RECORD_RUN_START && run->start.command) {
 		/* argv[0] only, as the record holds it: arguments may carry secrets */
@@ -792,8 +812,8 @@ static int encode_run(const struct record *rec, struct strbuf *out)
 static const char *rcode_name(uint8_t rcode)
 {
 	/* OCSF's rcode captions for rcode_id 0..5, the rcodes the proxy sends */
-	static const char *const names[] = { "NoError", "FormError", "ServError", "NXDomain",
-					     "NotImp", "Refused" };
+	static const char *const names[] = {"NoError",	"FormError", "ServError",
+					    "NXDomain", "NotImp",    "Refused"};
 
 	return rcode < sizeof(names) / sizeof(names[0]) ? names[rcode] : NULL;
 }
@@ -801,33 +821,35 @@ static const char *rcode_name(uint8_t rcode)
 static int encode_dns(const struct record *rec, struct strbuf *out)
 {
 	static const char *const reasons[] = {
-		[DNS_EV_ALLOWED] = "listed",
-		[DNS_EV_REFUSED_NAME] = "not_listed",
-		[DNS_EV_REFUSED_ANSWER] = "rebinding",
-		[DNS_EV_UPSTREAM_FAILED] = "upstream_failed",
-		[DNS_EV_MALFORMED] = "malformed",
-		[DNS_EV_REFUSED_TYPE] = "type_refused",
+	    [DNS_EV_ALLOWED] = "listed",	   [DNS_EV_REFUSED_NAME] = "not_listed",
+	    [DNS_EV_REFUSED_ANSWER] = "rebinding", [DNS_EV_UPSTREAM_FAILED] = "upstream_failed",
+	    [DNS_EV_MALFORMED] = "malformed",	   [DNS_EV_REFUSED_TYPE] = "type_refused",
 	};
 	const struct dns_event *ev = rec->dns;
 	const char *type = dns_type_name(ev->qtype), *rcode = rcode_name(ev->rcode);
-	struct ocsf_head h = { .class_uid = OCSF_DNS_ACTIVITY, .kind = "dns", .op = "query",
-			       .activity_id = 1 /* Query */,
-			       .status_detail = (size_t)ev->kind < sizeof(reasons) / sizeof(reasons[0])
-							? reasons[ev->kind] : "unknown" };
+	struct ocsf_head h = {.class_uid = OCSF_DNS_ACTIVITY,
+			      .kind = "dns",
+			      .op = "query",
+			      .activity_id = 1 /* Query */,
+			      .status_detail =
+				  (size_t)ev->kind < sizeof(reasons) / sizeof(reasons[0])
+				      ? reasons[ev->kind]
+				      : "unknown"};
 	char addr[64];
 	bool v4;
 	int r;
 
-	head_verdict(&h, ev->kind == DNS_EV_ALLOWED ? TETHER_DECISION_ALLOW
-						    : TETHER_DECISION_DENY);
+	head_verdict(&h, ev->kind == DNS_EV_ALLOWED ? TETHER_DECISION_ALLOW : TETHER_DECISION_DENY);
 	r = begin(out, rec, &h);
 	r = r ?: sb_printf(out, ",\"src_endpoint\":{\"hostname\":");
 	r = r ?: sb_node_name(out, rec);
-	r = r ?: sb_printf(out, "},\"connection_info\":{\"direction_id\":%d,\"protocol_num\":%d,"
-				"\"protocol_name\":\"%s\"}",
-			   OCSF_DIRECTION_OUTBOUND, ev->transport == IPPROTO_TCP ? IPPROTO_TCP
-									 : IPPROTO_UDP,
-			   ev->transport == IPPROTO_TCP ? "tcp" : "udp");
+	r = r
+		?: sb_printf(out,
+			     "},\"connection_info\":{\"direction_id\":%d,\"protocol_num\":%d,"
+			     "\"protocol_name\":\"%s\"}",
+			     OCSF_DIRECTION_OUTBOUND,
+			     ev->transport == IPPROTO_TCP ? IPPROTO_TCP : IPPROTO_UDP,
+			     ev->transport == IPPROTO_TCP ? "tcp" : "udp");
 	/* names only, never payloads: a name the parser could not read is left out */
 	if (!r && ev->name) {
 		r = sb_printf(out, ",\"query\":{\"hostname\":");
@@ -843,8 +865,9 @@ static int encode_dns(const struct record *rec, struct strbuf *out)
 		r = sb_printf(out, ",\"answers\":[");
 		for (size_t i = 0; r == 0 && i < ev->addr_count; i++) {
 			format_addr(ev->addrs[i].addr, addr, sizeof(addr), &v4);
-			r = sb_printf(out, "%s{\"rdata\":\"%s\",\"ttl\":%u,\"type\":\"%s\","
-					   "\"class\":\"IN\"}",
+			r = sb_printf(out,
+				      "%s{\"rdata\":\"%s\",\"ttl\":%u,\"type\":\"%s\","
+				      "\"class\":\"IN\"}",
 				      i ? "," : "", addr, ev->addrs[i].ttl, v4 ? "A" : "AAAA");
 		}
 		r = r ?: sb_printf(out, "]");
@@ -852,10 +875,12 @@ static int encode_dns(const struct record *rec, struct strbuf *out)
 	r = r ?: unmapped_begin(out, rec, "dns");
 	if (!r && !type)
 		r = sb_printf(out, ",\"qtype\":%u", ev->qtype);
-	r = r ?: sb_printf(out, ",\"decision\":\"%s\",\"reason\":\"%s\"",
-			   ev->kind == DNS_EV_ALLOWED ? "allow" : "deny",
-			   (size_t)ev->kind < sizeof(reasons) / sizeof(reasons[0]) ? reasons[ev->kind]
-										     : "unknown");
+	r = r
+		?: sb_printf(out, ",\"decision\":\"%s\",\"reason\":\"%s\"",
+			     ev->kind == DNS_EV_ALLOWED ? "allow" : "deny",
+			     (size_t)ev->kind < sizeof(reasons) / sizeof(reasons[0])
+				 ? reasons[ev->kind]
+				 : "unknown");
 	if (!r && ev->kind == DNS_EV_REFUSED_ANSWER && ev->refused_addr) {
 		format_addr(ev->refused_addr, addr, sizeof(addr), &v4);
 		r = sb_printf(out, ",\"refused_address\":\"%s\",\"refused_class\":\"%s\"", addr,
@@ -886,9 +911,9 @@ struct ocsf_sink {
 	struct sink sink;
 	int fd;
 	bool own_fd;
-	bool line_open;		/* the stream ends inside a line: see jsonl.c's */
-	int error;		/* the first write error, as a negative errno */
-	struct strbuf line;	/* reused across records */
+	bool line_open;	    /* the stream ends inside a line: see jsonl.c's */
+	int error;	    /* the first write error, as a negative errno */
+	struct strbuf line; /* reused across records */
 };
 
 /* All n bytes: 0, or a negative errno with *written saying how many went. */
@@ -958,10 +983,10 @@ static int ocsf_close(struct sink *sink)
 }
 
 static const struct sink_ops ocsf_ops = {
-	.name = "ocsf",
-	.write = ocsf_write,
-	.flush = ocsf_flush,
-	.close = ocsf_close,
+    .name = "ocsf",
+    .write = ocsf_write,
+    .flush = ocsf_flush,
+    .close = ocsf_close,
 };
 
 int sink_ocsf_open(int fd, bool own_fd, struct sink **out)

@@ -15,7 +15,7 @@
 
 #include <stdbool.h>
 
-#define OCSF_VERSION	"1.8.0"
+#define OCSF_VERSION "1.8.0"
 
 struct record;
 struct sink;

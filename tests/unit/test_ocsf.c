@@ -27,20 +27,20 @@
 #include "runtime/sink/ocsf.h"
 #include "runtime/sink/sink.h"
 
-#define REQUIRED_FILE	"tests/data/ocsf-1.x-required.json"
+#define REQUIRED_FILE "tests/data/ocsf-1.x-required.json"
 /* in the process's environment and in the command's arguments: never in an event */
-#define CANARY_ENV	"canary-env-5f3a9c"
-#define CANARY_ARG	"canary-arg-81d2e7"
+#define CANARY_ENV "canary-env-5f3a9c"
+#define CANARY_ARG "canary-arg-81d2e7"
 
 static const struct record_context full_ctx = {
-	.host = "node-7",
-	.boot_id = "0b6a2f9e-1c3d-4e5f-8a9b-0c1d2e3f4a5b",
-	.tether_version = "0.9.1",
-	.tenant = "team-a",
-	.attempt = 2,
-	.trace_id = "4bf92f3577b34da6a3ce929d0e0e4736",
-	.span_id = "00f067aa0ba902b7",
-	.policy_digest = "sha256:abcd",
+    .host = "node-7",
+    .boot_id = "0b6a2f9e-1c3d-4e5f-8a9b-0c1d2e3f4a5b",
+    .tether_version = "0.9.1",
+    .tenant = "team-a",
+    .attempt = 2,
+    .trace_id = "4bf92f3577b34da6a3ce929d0e0e4736",
+    .span_id = "00f067aa0ba902b7",
+    .policy_digest = "sha256:abcd",
 };
 
 static json_t *schema(void)
@@ -50,9 +50,10 @@ static json_t *schema(void)
 
 	if (!loaded) {
 		loaded = json_load_file(REQUIRED_FILE, 0, &err);
-		cr_assert_not_null(loaded, "%s:%d: %s (run from the repository root; "
-				   "regenerate with scripts/ocsf-required)", REQUIRED_FILE,
-				   err.line, err.text);
+		cr_assert_not_null(loaded,
+				   "%s:%d: %s (run from the repository root; "
+				   "regenerate with scripts/ocsf-required)",
+				   REQUIRED_FILE, err.line, err.text);
 	}
 	return loaded;
 }
@@ -62,9 +63,7 @@ static bool in_values(json_t *values, json_int_t value)
 	json_t *v;
 	size_t i;
 
-	json_array_foreach(values, i, v)
-		if (json_integer_value(v) == value)
-			return true;
+	json_array_foreach(values, i, v) if (json_integer_value(v) == value) return true;
 	return false;
 }
 
@@ -78,8 +77,7 @@ static void check_type(const char *path, json_t *v, const char *type)
 
 		snprintf(base, sizeof(base), "%.*s", (int)(len - 2), type);
 		cr_expect(json_is_array(v), "%s: an array (%s)", path, type);
-		json_array_foreach(v, i, e)
-			check_type(path, e, base);
+		json_array_foreach(v, i, e) check_type(path, e, base);
 		return;
 	}
 	if (!strcmp(type, "integer_t") || !strcmp(type, "long_t"))
@@ -108,7 +106,8 @@ static void walk(json_t *def, json_t *obj, const char *path)
 	size_t i;
 
 	cr_assert(json_is_object(obj), "%s: an object", path);
-	json_object_foreach(json_object_get(def, "required"), key, v) {
+	json_object_foreach(json_object_get(def, "required"), key, v)
+	{
 		json_t *got = json_object_get(obj, key);
 
 		snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", key);
@@ -120,19 +119,20 @@ static void walk(json_t *def, json_t *obj, const char *path)
 	if ((list = json_object_get(constraints, "at_least_one"))) {
 		size_t present = 0;
 
-		json_array_foreach(list, i, v)
-			present += json_object_get(obj, json_string_value(v)) != NULL;
+		json_array_foreach(list, i, v) present +=
+		    json_object_get(obj, json_string_value(v)) != NULL;
 		cr_expect_geq(present, 1, "%s: at least one of the constraint's list (%s, ...)",
 			      *path ? path : "(event)", json_string_value(json_array_get(list, 0)));
 	}
 	if ((list = json_object_get(constraints, "just_one"))) {
 		size_t present = 0;
 
-		json_array_foreach(list, i, v)
-			present += json_object_get(obj, json_string_value(v)) != NULL;
+		json_array_foreach(list, i, v) present +=
+		    json_object_get(obj, json_string_value(v)) != NULL;
 		cr_expect_eq(present, 1, "%s: just one of the constraint's list", path);
 	}
-	json_object_foreach(obj, key, v) {
+	json_object_foreach(obj, key, v)
+	{
 		json_t *type = json_object_get(json_object_get(def, "objects"), key), *child;
 		json_t *attrs = json_object_get(def, "attributes");
 		json_t *known = json_object_get(attrs, key);
@@ -140,8 +140,8 @@ static void walk(json_t *def, json_t *obj, const char *path)
 
 		snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", key);
 		/* an object OCSF leaves open (unmapped) lists no attributes */
-		cr_expect(known || !json_object_size(attrs), "%s is no attribute OCSF defines there",
-			  sub);
+		cr_expect(known || !json_object_size(attrs),
+			  "%s is no attribute OCSF defines there", sub);
 		if (known)
 			check_type(sub, v, json_string_value(known));
 		if (values && json_is_integer(v))
@@ -154,8 +154,7 @@ static void walk(json_t *def, json_t *obj, const char *path)
 		if (json_is_array(v)) {
 			json_t *e;
 
-			json_array_foreach(v, i, e)
-				walk(child, e, sub);
+			json_array_foreach(v, i, e) walk(child, e, sub);
 		} else {
 			walk(child, v, sub);
 		}
@@ -214,11 +213,13 @@ static json_t *check_event(const char *text, const struct expect *want)
 	activity = int_at(ev, "activity_id");
 	snprintf(uid, sizeof(uid), "%lld", (long long)class_uid);
 	def = json_object_get(classes, uid);
-	cr_assert_not_null(def, "class_uid %s is none of the classes tether maps to: %s", uid, text);
+	cr_assert_not_null(def, "class_uid %s is none of the classes tether maps to: %s", uid,
+			   text);
 	cr_expect_eq(class_uid, want->class_uid, "class_uid: %s", text);
 	cr_expect_eq(activity, want->activity_id, "activity_id: %s", text);
 	cr_expect_eq(int_at(ev, "action_id"), want->action_id, "action_id: %s", text);
-	cr_expect_eq(int_at(ev, "disposition_id"), want->disposition_id, "disposition_id: %s", text);
+	cr_expect_eq(int_at(ev, "disposition_id"), want->disposition_id, "disposition_id: %s",
+		     text);
 	cr_expect_eq(int_at(ev, "category_uid"), int_at(def, "category_uid"), "%s", text);
 	cr_expect_eq(int_at(ev, "type_uid"), class_uid * 100 + activity, "type_uid: %s", text);
 	cr_expect(in_enum(def, "activity_id", activity), "activity_id %lld: %s",
@@ -240,7 +241,7 @@ static json_t *check_event(const char *text, const struct expect *want)
 
 static char *encode(const struct record *rec)
 {
-	struct strbuf sb = { 0 };
+	struct strbuf sb = {0};
 
 	cr_assert_eq(ocsf_encode(rec, &sb), 0);
 	cr_assert_null(memchr(sb.data, '\n', sb.len), "one line: %s", sb.data);
@@ -250,8 +251,9 @@ static char *encode(const struct record *rec)
 static void expect_verdict(struct expect *e, uint32_t decision)
 {
 	e->action_id = decision == TETHER_DECISION_DENY ? 2 : 1;
-	e->disposition_id = decision == TETHER_DECISION_DENY ? 2 :
-			    decision == TETHER_DECISION_WOULD_DENY ? 15 : 1;
+	e->disposition_id = decision == TETHER_DECISION_DENY	     ? 2
+			    : decision == TETHER_DECISION_WOULD_DENY ? 15
+								     : 1;
 }
 
 static struct tether_fs_event fs_event(uint32_t op, uint32_t decision)
@@ -269,8 +271,8 @@ static struct tether_fs_event fs_event(uint32_t op, uint32_t decision)
 	ev.op = op;
 	ev.decision = decision;
 	ev.err = decision == TETHER_DECISION_DENY ? -EACCES : 0;
-	ev.reason = decision == TETHER_DECISION_ALLOW ? TETHER_REASON_RULE
-						      : TETHER_REASON_DEFAULT_DENY;
+	ev.reason =
+	    decision == TETHER_DECISION_ALLOW ? TETHER_REASON_RULE : TETHER_REASON_DEFAULT_DENY;
 	ev.rule_id = decision == TETHER_DECISION_ALLOW ? 0 : TETHER_RULE_NONE;
 	ev.access = TETHER_ACCESS_WRITE;
 	ev.uid = 1000;
@@ -285,37 +287,59 @@ static const struct {
 	uint32_t op;
 	unsigned int class_uid, activity_id;
 } fs_table[] = {
-	{ TETHER_FS_OPEN_WRITE, 1001, 3 },	{ TETHER_FS_CREATE, 1001, 1 },
-	{ TETHER_FS_UNLINK, 1001, 4 },		{ TETHER_FS_MKDIR, 1001, 1 },
-	{ TETHER_FS_RMDIR, 1001, 4 },		{ TETHER_FS_RENAME, 1001, 5 },
-	{ TETHER_FS_LINK, 1001, 1 },		{ TETHER_FS_SYMLINK, 1001, 1 },
-	{ TETHER_FS_TRUNCATE, 1001, 3 },	{ TETHER_FS_CHMOD, 1001, 7 },
-	{ TETHER_FS_CHOWN, 1001, 7 },		{ TETHER_FS_MOUNT, 1001, 12 },
-	{ TETHER_FS_UMOUNT, 1001, 13 },		{ TETHER_FS_PIVOT_ROOT, 1001, 99 },
-	{ TETHER_FS_MOVE_MOUNT, 1001, 12 },	{ TETHER_FS_SETXATTR, 1001, 6 },
-	{ TETHER_FS_REMOVEXATTR, 1001, 6 },	{ TETHER_FS_UTIMES, 1001, 6 },
-	{ TETHER_FS_SET_ACL, 1001, 7 },		{ TETHER_FS_REMOVE_ACL, 1001, 7 },
-	{ TETHER_FS_IOCTL, 1001, 99 },		{ TETHER_FS_TTY_INJECT, 1001, 99 },
-	{ TETHER_FS_CLONE_INTO_CGROUP, 1007, 1 }, { TETHER_FS_MKNOD_DEVICE, 1001, 1 },
-	{ TETHER_FS_OPEN_DEVICE, 1001, 3 },	{ TETHER_FS_PTRACE, 1007, 3 },
-	{ TETHER_FS_UNIX_CONNECT, 1001, 14 },	{ TETHER_FS_UNIX_SEND, 1001, 99 },
-	{ TETHER_FS_BPF, 1007, 99 },		{ TETHER_FS_KERNEL_LOAD, 1007, 99 },
-	{ TETHER_FS_MODULE_REQUEST, 1007, 99 }, { TETHER_FS_SIGNAL, 1007, 99 },
-	{ TETHER_FS_OPEN_READ, 1001, 2 },	{ TETHER_FS_EXEC, 1007, 1 },
-	{ TETHER_FS_MMAP_EXEC, 1001, 99 },	{ TETHER_FS_MPROTECT_EXEC, 1001, 99 },
-	{ TETHER_FS_SOCKET_CREATE, 4001, 99 },	{ TETHER_FS_CAPABILITY, 1007, 99 },
-	{ TETHER_FS_USERNS, 1007, 99 },		{ TETHER_FS_PERF_EVENT, 1007, 99 },
-	{ TETHER_FS_SYSLOG, 1007, 99 },		{ TETHER_FS_SETTIME, 1007, 99 },
-	{ TETHER_FS_KEY, 1007, 99 },		{ TETHER_FS_TASK_CONTROL, 1007, 99 },
-	{ TETHER_FS_ANON_INODE, 1007, 99 },
+    {TETHER_FS_OPEN_WRITE, 1001, 3},
+    {TETHER_FS_CREATE, 1001, 1},
+    {TETHER_FS_UNLINK, 1001, 4},
+    {TETHER_FS_MKDIR, 1001, 1},
+    {TETHER_FS_RMDIR, 1001, 4},
+    {TETHER_FS_RENAME, 1001, 5},
+    {TETHER_FS_LINK, 1001, 1},
+    {TETHER_FS_SYMLINK, 1001, 1},
+    {TETHER_FS_TRUNCATE, 1001, 3},
+    {TETHER_FS_CHMOD, 1001, 7},
+    {TETHER_FS_CHOWN, 1001, 7},
+    {TETHER_FS_MOUNT, 1001, 12},
+    {TETHER_FS_UMOUNT, 1001, 13},
+    {TETHER_FS_PIVOT_ROOT, 1001, 99},
+    {TETHER_FS_MOVE_MOUNT, 1001, 12},
+    {TETHER_FS_SETXATTR, 1001, 6},
+    {TETHER_FS_REMOVEXATTR, 1001, 6},
+    {TETHER_FS_UTIMES, 1001, 6},
+    {TETHER_FS_SET_ACL, 1001, 7},
+    {TETHER_FS_REMOVE_ACL, 1001, 7},
+    {TETHER_FS_IOCTL, 1001, 99},
+    {TETHER_FS_TTY_INJECT, 1001, 99},
+    {TETHER_FS_CLONE_INTO_CGROUP, 1007, 1},
+    {TETHER_FS_MKNOD_DEVICE, 1001, 1},
+    {TETHER_FS_OPEN_DEVICE, 1001, 3},
+    {TETHER_FS_PTRACE, 1007, 3},
+    {TETHER_FS_UNIX_CONNECT, 1001, 14},
+    {TETHER_FS_UNIX_SEND, 1001, 99},
+    {TETHER_FS_BPF, 1007, 99},
+    {TETHER_FS_KERNEL_LOAD, 1007, 99},
+    {TETHER_FS_MODULE_REQUEST, 1007, 99},
+    {TETHER_FS_SIGNAL, 1007, 99},
+    {TETHER_FS_OPEN_READ, 1001, 2},
+    {TETHER_FS_EXEC, 1007, 1},
+    {TETHER_FS_MMAP_EXEC, 1001, 99},
+    {TETHER_FS_MPROTECT_EXEC, 1001, 99},
+    {TETHER_FS_SOCKET_CREATE, 4001, 99},
+    {TETHER_FS_CAPABILITY, 1007, 99},
+    {TETHER_FS_USERNS, 1007, 99},
+    {TETHER_FS_PERF_EVENT, 1007, 99},
+    {TETHER_FS_SYSLOG, 1007, 99},
+    {TETHER_FS_SETTIME, 1007, 99},
+    {TETHER_FS_KEY, 1007, 99},
+    {TETHER_FS_TASK_CONTROL, 1007, 99},
+    {TETHER_FS_ANON_INODE, 1007, 99},
 };
 
 /* Every op the kernel names, each decision, with and without a context. */
 Test(ocsf, every_fs_body_op_is_its_class_and_activity)
 {
-	static const uint32_t decisions[] = { TETHER_DECISION_ALLOW, TETHER_DECISION_DENY,
-					      TETHER_DECISION_WOULD_DENY };
-	const char *const rule_paths[] = { "/work" };
+	static const uint32_t decisions[] = {TETHER_DECISION_ALLOW, TETHER_DECISION_DENY,
+					     TETHER_DECISION_WOULD_DENY};
+	const char *const rule_paths[] = {"/work"};
 
 	setenv("TETHER_OCSF_CANARY", CANARY_ENV, 1);
 	cr_assert_eq(sizeof(fs_table) / sizeof(fs_table[0]), TETHER_FS_ANON_INODE,
@@ -324,17 +348,19 @@ Test(ocsf, every_fs_body_op_is_its_class_and_activity)
 		for (size_t d = 0; d < 3; d++) {
 			for (int with_ctx = 0; with_ctx < 2; with_ctx++) {
 				struct tether_fs_event ev = fs_event(fs_table[i].op, decisions[d]);
-				struct record_names names = {
-					.run_id = "run-1", .ctx = with_ctx ? &full_ctx : NULL,
-					.rule_paths = rule_paths, .rule_count = 1 };
-				struct expect want = { fs_table[i].class_uid,
-						       fs_table[i].activity_id, 0, 0 };
+				struct record_names names = {.run_id = "run-1",
+							     .ctx = with_ctx ? &full_ctx : NULL,
+							     .rule_paths = rule_paths,
+							     .rule_count = 1};
+				struct expect want = {fs_table[i].class_uid,
+						      fs_table[i].activity_id, 0, 0};
 				struct record_scratch scratch;
 				struct record rec;
 				json_t *got;
 				char *text;
 
-				cr_assert_eq(record_decode(&ev, sizeof(ev), &names, &scratch, &rec), 0);
+				cr_assert_eq(record_decode(&ev, sizeof(ev), &names, &scratch, &rec),
+					     0);
 				expect_verdict(&want, decisions[d]);
 				text = encode(&rec);
 				got = check_event(text, &want);
@@ -359,11 +385,11 @@ Test(ocsf, every_fs_body_op_is_its_class_and_activity)
 /* The envelope: where each field of the run's context goes. */
 Test(ocsf, the_context_goes_to_metadata_device_and_unmapped)
 {
-	const char *const rule_paths[] = { "/work" };
-	struct record_names names = { .run_id = "run-1", .ctx = &full_ctx,
-				      .rule_paths = rule_paths, .rule_count = 1 };
+	const char *const rule_paths[] = {"/work"};
+	struct record_names names = {
+	    .run_id = "run-1", .ctx = &full_ctx, .rule_paths = rule_paths, .rule_count = 1};
 	struct tether_fs_event ev = fs_event(TETHER_FS_OPEN_WRITE, TETHER_DECISION_DENY);
-	struct expect want = { 1001, 3, 2, 2 };
+	struct expect want = {1001, 3, 2, 2};
 	struct record_scratch scratch;
 	struct record rec;
 	json_t *got;
@@ -407,10 +433,12 @@ Test(ocsf, the_context_goes_to_metadata_device_and_unmapped)
 	text = encode(&rec);
 	got = check_event(text, &want);
 	cr_expect_null(json_object_get(json_object_get(got, "unmapped"), "tenant"), "%s", text);
-	cr_expect_null(json_object_get(json_object_get(json_object_get(got, "metadata"),
-							"product"), "version"), "%s", text);
-	cr_expect(json_string_length(json_object_get(json_object_get(got, "device"),
-						     "hostname")) > 0, "%s", text);
+	cr_expect_null(json_object_get(json_object_get(json_object_get(got, "metadata"), "product"),
+				       "version"),
+		       "%s", text);
+	cr_expect(json_string_length(json_object_get(json_object_get(got, "device"), "hostname")) >
+		      0,
+		  "%s", text);
 	json_decref(got);
 	free(text);
 }
@@ -418,9 +446,9 @@ Test(ocsf, the_context_goes_to_metadata_device_and_unmapped)
 /* exec is the Launch of the image; the process is the same pid. */
 Test(ocsf, exec_is_a_launch_of_the_file)
 {
-	struct record_names names = { .run_id = "r", .ctx = &full_ctx };
+	struct record_names names = {.run_id = "r", .ctx = &full_ctx};
 	struct tether_fs_event ev = fs_event(TETHER_FS_EXEC, TETHER_DECISION_DENY);
-	struct expect want = { 1007, 1, 2, 2 };
+	struct expect want = {1007, 1, 2, 2};
 	struct record_scratch scratch;
 	struct record rec;
 	json_t *got;
@@ -452,10 +480,10 @@ static struct tether_net_event net_event(uint32_t op, uint32_t decision)
 	ev.op = op;
 	ev.decision = decision;
 	ev.err = decision == TETHER_DECISION_DENY ? -EPERM : 0;
-	ev.reason = decision == TETHER_DECISION_ALLOW ? TETHER_REASON_RULE
-						      : TETHER_REASON_DEFAULT_DENY;
-	ev.rule_id = decision == TETHER_DECISION_ALLOW ? (TETHER_NET_RULE_HOST | 0)
-						       : TETHER_RULE_NONE;
+	ev.reason =
+	    decision == TETHER_DECISION_ALLOW ? TETHER_REASON_RULE : TETHER_REASON_DEFAULT_DENY;
+	ev.rule_id =
+	    decision == TETHER_DECISION_ALLOW ? (TETHER_NET_RULE_HOST | 0) : TETHER_RULE_NONE;
 	ev.family = 2;
 	ev.type = 1;
 	ev.protocol = IPPROTO_TCP;
@@ -474,14 +502,18 @@ Test(ocsf, every_net_op_is_network_activity)
 		uint32_t op;
 		unsigned int activity_id;
 	} table[] = {
-		{ TETHER_NET_CONNECT, 1 },	 { TETHER_NET_SENDMSG, 6 },
-		{ TETHER_NET_PACKET, 6 },	 { TETHER_NET_EGRESS_BUDGET, 99 },
-		{ TETHER_NET_SOCKET_CREATE, 99 }, { TETHER_NET_BIND, 99 },
-		{ TETHER_NET_SETSOCKOPT, 99 },	 { TETHER_NET_INGRESS, 6 },
+	    {TETHER_NET_CONNECT, 1},
+	    {TETHER_NET_SENDMSG, 6},
+	    {TETHER_NET_PACKET, 6},
+	    {TETHER_NET_EGRESS_BUDGET, 99},
+	    {TETHER_NET_SOCKET_CREATE, 99},
+	    {TETHER_NET_BIND, 99},
+	    {TETHER_NET_SETSOCKOPT, 99},
+	    {TETHER_NET_INGRESS, 6},
 	};
-	static const uint32_t decisions[] = { TETHER_DECISION_ALLOW, TETHER_DECISION_DENY,
-					      TETHER_DECISION_WOULD_DENY };
-	const char *const hosts[] = { "*.example.com" };
+	static const uint32_t decisions[] = {TETHER_DECISION_ALLOW, TETHER_DECISION_DENY,
+					     TETHER_DECISION_WOULD_DENY};
+	const char *const hosts[] = {"*.example.com"};
 
 	setenv("TETHER_OCSF_CANARY", CANARY_ENV, 1);
 	cr_assert_eq(sizeof(table) / sizeof(table[0]), TETHER_NET_INGRESS);
@@ -489,10 +521,11 @@ Test(ocsf, every_net_op_is_network_activity)
 		for (size_t d = 0; d < 3; d++) {
 			for (int with_ctx = 0; with_ctx < 2; with_ctx++) {
 				struct tether_net_event ev = net_event(table[i].op, decisions[d]);
-				struct record_names names = {
-					.run_id = "r", .ctx = with_ctx ? &full_ctx : NULL,
-					.host_rule_names = hosts, .host_rule_count = 1 };
-				struct expect want = { 4001, table[i].activity_id, 0, 0 };
+				struct record_names names = {.run_id = "r",
+							     .ctx = with_ctx ? &full_ctx : NULL,
+							     .host_rule_names = hosts,
+							     .host_rule_count = 1};
+				struct expect want = {4001, table[i].activity_id, 0, 0};
 				struct record_scratch scratch;
 				struct record rec;
 				bool has_task = table[i].op != TETHER_NET_PACKET &&
@@ -500,7 +533,8 @@ Test(ocsf, every_net_op_is_network_activity)
 				json_t *got;
 				char *text;
 
-				cr_assert_eq(record_decode(&ev, sizeof(ev), &names, &scratch, &rec), 0);
+				cr_assert_eq(record_decode(&ev, sizeof(ev), &names, &scratch, &rec),
+					     0);
 				expect_verdict(&want, decisions[d]);
 				text = encode(&rec);
 				got = check_event(text, &want);
@@ -510,18 +544,24 @@ Test(ocsf, every_net_op_is_network_activity)
 				else
 					cr_expect_null(json_object_get(got, "actor"), "%s", text);
 				if (table[i].op == TETHER_NET_CONNECT) {
-					cr_expect_str_eq(str_at(got, "dst_endpoint.ip"), "192.0.2.7");
+					cr_expect_str_eq(str_at(got, "dst_endpoint.ip"),
+							 "192.0.2.7");
 					cr_expect_eq(int_at(got, "dst_endpoint.port"), 443);
-					cr_expect_eq(int_at(got, "connection_info.direction_id"), 2);
+					cr_expect_eq(int_at(got, "connection_info.direction_id"),
+						     2);
 				}
 				if (table[i].op == TETHER_NET_BIND) {
-					cr_expect_str_eq(str_at(got, "src_endpoint.ip"), "192.0.2.7");
+					cr_expect_str_eq(str_at(got, "src_endpoint.ip"),
+							 "192.0.2.7");
 					cr_expect_eq(int_at(got, "src_endpoint.port"), 443);
-					cr_expect_null(json_object_get(got, "dst_endpoint"), "%s", text);
+					cr_expect_null(json_object_get(got, "dst_endpoint"), "%s",
+						       text);
 				}
 				if (table[i].op == TETHER_NET_INGRESS) {
-					cr_expect_str_eq(str_at(got, "src_endpoint.ip"), "192.0.2.7");
-					cr_expect_eq(int_at(got, "connection_info.direction_id"), 1);
+					cr_expect_str_eq(str_at(got, "src_endpoint.ip"),
+							 "192.0.2.7");
+					cr_expect_eq(int_at(got, "connection_info.direction_id"),
+						     1);
 				}
 				if (decisions[d] == TETHER_DECISION_ALLOW)
 					cr_expect_str_eq(str_at(got, "unmapped.host"),
@@ -536,33 +576,57 @@ Test(ocsf, every_net_op_is_network_activity)
 Test(ocsf, every_dns_event_is_a_query)
 {
 	struct dns_addr answers[2] = {
-		{ .addr = { [10] = 0xff, [11] = 0xff, 192, 0, 2, 2 }, .ttl = 60 },
-		{ .addr = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 }, .ttl = 30 },
+	    {.addr = {[10] = 0xff, [11] = 0xff, 192, 0, 2, 2}, .ttl = 60},
+	    {.addr = {0x20, 0x01, 0x0d, 0xb8, [15] = 1}, .ttl = 30},
 	};
-	uint8_t lo[16] = { [10] = 0xff, [11] = 0xff, 127, 0, 0, 1 };
+	uint8_t lo[16] = {[10] = 0xff, [11] = 0xff, 127, 0, 0, 1};
 	const struct dns_event events[] = {
-		{ .kind = DNS_EV_ALLOWED, .name = "api.example.com", .qtype = 1,
-		  .transport = IPPROTO_UDP, .addrs = answers, .addr_count = 2 },
-		{ .kind = DNS_EV_REFUSED_NAME, .name = "x\"y.example", .qtype = 16,
-		  .transport = IPPROTO_UDP, .rcode = 5, .suspected_tunnel = true },
-		{ .kind = DNS_EV_REFUSED_ANSWER, .name = "rebind.example", .qtype = 1,
-		  .transport = IPPROTO_TCP, .rcode = 5, .refused_addr = lo,
-		  .refused_class = TP_ADDR_LOOPBACK },
-		{ .kind = DNS_EV_UPSTREAM_FAILED, .name = "slow.example", .qtype = 28,
-		  .transport = IPPROTO_UDP, .rcode = 2 },
-		{ .kind = DNS_EV_MALFORMED, .name = NULL, .qtype = 0,
-		  .transport = IPPROTO_UDP, .rcode = 1 },
-		{ .kind = DNS_EV_REFUSED_TYPE, .name = "zone.example", .qtype = 252,
-		  .transport = IPPROTO_TCP, .rcode = 5 },
+	    {.kind = DNS_EV_ALLOWED,
+	     .name = "api.example.com",
+	     .qtype = 1,
+	     .transport = IPPROTO_UDP,
+	     .addrs = answers,
+	     .addr_count = 2},
+	    {.kind = DNS_EV_REFUSED_NAME,
+	     .name = "x\"y.example",
+	     .qtype = 16,
+	     .transport = IPPROTO_UDP,
+	     .rcode = 5,
+	     .suspected_tunnel = true},
+	    {.kind = DNS_EV_REFUSED_ANSWER,
+	     .name = "rebind.example",
+	     .qtype = 1,
+	     .transport = IPPROTO_TCP,
+	     .rcode = 5,
+	     .refused_addr = lo,
+	     .refused_class = TP_ADDR_LOOPBACK},
+	    {.kind = DNS_EV_UPSTREAM_FAILED,
+	     .name = "slow.example",
+	     .qtype = 28,
+	     .transport = IPPROTO_UDP,
+	     .rcode = 2},
+	    {.kind = DNS_EV_MALFORMED,
+	     .name = NULL,
+	     .qtype = 0,
+	     .transport = IPPROTO_UDP,
+	     .rcode = 1},
+	    {.kind = DNS_EV_REFUSED_TYPE,
+	     .name = "zone.example",
+	     .qtype = 252,
+	     .transport = IPPROTO_TCP,
+	     .rcode = 5},
 	};
 
 	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
 		for (int with_ctx = 0; with_ctx < 2; with_ctx++) {
-			struct record rec = { .kind = RECORD_DNS, .seq = 8, .mono_ns = 1,
-					      .run_id = "r", .ctx = with_ctx ? &full_ctx : NULL,
-					      .dns = &events[i] };
+			struct record rec = {.kind = RECORD_DNS,
+					     .seq = 8,
+					     .mono_ns = 1,
+					     .run_id = "r",
+					     .ctx = with_ctx ? &full_ctx : NULL,
+					     .dns = &events[i]};
 			bool allowed = events[i].kind == DNS_EV_ALLOWED;
-			struct expect want = { 4003, 1, allowed ? 1 : 2, allowed ? 1 : 2 };
+			struct expect want = {4003, 1, allowed ? 1 : 2, allowed ? 1 : 2};
 			json_t *got;
 			char *text = encode(&rec);
 
@@ -576,8 +640,10 @@ Test(ocsf, every_dns_event_is_a_query)
 				json_t *a = json_object_get(got, "answers");
 
 				cr_expect_eq(json_array_size(a), 2, "%s", text);
-				cr_expect_str_eq(str_at(json_array_get(a, 0), "rdata"), "192.0.2.2");
-				cr_expect_str_eq(str_at(json_array_get(a, 1), "rdata"), "2001:db8::1");
+				cr_expect_str_eq(str_at(json_array_get(a, 0), "rdata"),
+						 "192.0.2.2");
+				cr_expect_str_eq(str_at(json_array_get(a, 1), "rdata"),
+						 "2001:db8::1");
 			}
 			json_decref(got);
 			free(text);
@@ -585,14 +651,14 @@ Test(ocsf, every_dns_event_is_a_query)
 	}
 }
 
-static const uint64_t limits[TP_LIMIT_COUNT] = { [0] = 1 << 20 };
+static const uint64_t limits[TP_LIMIT_COUNT] = {[0] = 1 << 20};
 
 Test(ocsf, every_run_event_is_process_activity_of_the_command)
 {
 	/* the command as the agent ran it: only argv[0] reaches the record */
-	char *const argv[] = { "/usr/bin/agent", "--token=" CANARY_ARG, NULL };
-	char *const unenforced[] = { "network.ingress" };
-	struct record rec = { .kind = RECORD_RUN, .seq = 1, .mono_ns = 1, .run_id = "run-1" };
+	char *const argv[] = {"/usr/bin/agent", "--token=" CANARY_ARG, NULL};
+	char *const unenforced[] = {"network.ingress"};
+	struct record rec = {.kind = RECORD_RUN, .seq = 1, .mono_ns = 1, .run_id = "run-1"};
 	struct {
 		struct record_run run;
 		struct expect want;
@@ -600,30 +666,40 @@ Test(ocsf, every_run_event_is_process_activity_of_the_command)
 	int n = 0;
 
 	setenv("TETHER_OCSF_CANARY", CANARY_ENV, 1);
-	cases[n].run = (struct record_run){ .event = RECORD_RUN_START };
-	cases[n].run.start = (struct record_run_start){
-		.command = argv[0], .tmpdir = "/tmp/tether-run-1", .cgroup_id = 77, .run_slot = 3,
-		.rules = 4, .policy_digest = "sha256:abcd", .unenforced = unenforced,
-		.unenforced_count = 1, .uid = 1000, .gid = 1000, .limits = limits,
-		.setup_us = 1200 };
-	cases[n++].want = (struct expect){ 1007, 1, 1, 1 };
-	cases[n].run = (struct record_run){ .event = RECORD_RUN_OUTPUT_TRUNCATED };
-	cases[n].run.truncated = (struct record_run_truncated){ .stream = "stdout",
-								 .output_bytes_max = 7 };
-	cases[n++].want = (struct expect){ 1007, 99, 3, 17 };
-	cases[n].run = (struct record_run){ .event = RECORD_RUN_CLEANUP };
-	cases[n].run.cleanup = (struct record_run_cleanup){ .killed = 2, .duration_us = 90,
-							     .tree_empty = true, .verified = true };
-	cases[n++].want = (struct expect){ 1007, 99, 3, 17 };
-	cases[n].run = (struct record_run){ .event = RECORD_RUN_END };
-	cases[n].run.end = (struct record_run_end){ .exit_status = 3, .audit_records = 9,
-						     .audit_lost = 1, .reason = "exited",
-						     .budget = NULL, .cleanup_verified = true };
-	cases[n++].want = (struct expect){ 1007, 2, 3, 17 };
-	cases[n].run = (struct record_run){ .event = RECORD_RUN_ADOPTED };
-	cases[n].run.adopted = (struct record_run_adopted){ .gap_ms = 40, .backlog = 2,
-							     .command_alive = true };
-	cases[n++].want = (struct expect){ 1007, 99, 3, 17 };
+	cases[n].run = (struct record_run){.event = RECORD_RUN_START};
+	cases[n].run.start = (struct record_run_start){.command = argv[0],
+						       .tmpdir = "/tmp/tether-run-1",
+						       .cgroup_id = 77,
+						       .run_slot = 3,
+						       .rules = 4,
+						       .policy_digest = "sha256:abcd",
+						       .unenforced = unenforced,
+						       .unenforced_count = 1,
+						       .uid = 1000,
+						       .gid = 1000,
+						       .limits = limits,
+						       .setup_us = 1200};
+	cases[n++].want = (struct expect){1007, 1, 1, 1};
+	cases[n].run = (struct record_run){.event = RECORD_RUN_OUTPUT_TRUNCATED};
+	cases[n].run.truncated =
+	    (struct record_run_truncated){.stream = "stdout", .output_bytes_max = 7};
+	cases[n++].want = (struct expect){1007, 99, 3, 17};
+	cases[n].run = (struct record_run){.event = RECORD_RUN_CLEANUP};
+	cases[n].run.cleanup = (struct record_run_cleanup){
+	    .killed = 2, .duration_us = 90, .tree_empty = true, .verified = true};
+	cases[n++].want = (struct expect){1007, 99, 3, 17};
+	cases[n].run = (struct record_run){.event = RECORD_RUN_END};
+	cases[n].run.end = (struct record_run_end){.exit_status = 3,
+						   .audit_records = 9,
+						   .audit_lost = 1,
+						   .reason = "exited",
+						   .budget = NULL,
+						   .cleanup_verified = true};
+	cases[n++].want = (struct expect){1007, 2, 3, 17};
+	cases[n].run = (struct record_run){.event = RECORD_RUN_ADOPTED};
+	cases[n].run.adopted =
+	    (struct record_run_adopted){.gap_ms = 40, .backlog = 2, .command_alive = true};
+	cases[n++].want = (struct expect){1007, 99, 3, 17};
 
 	for (int i = 0; i < n; i++) {
 		for (int with_ctx = 0; with_ctx < 2; with_ctx++) {
@@ -638,8 +714,10 @@ Test(ocsf, every_run_event_is_process_activity_of_the_command)
 			cr_expect_str_eq(str_at(got, "actor.process.name"), "tether");
 			if (cases[i].run.event == RECORD_RUN_START) {
 				cr_expect_str_eq(str_at(got, "process.name"), "agent");
-				cr_expect_str_eq(str_at(got, "process.file.path"), "/usr/bin/agent");
-				cr_expect_str_eq(str_at(got, "unmapped.policy_digest"), "sha256:abcd");
+				cr_expect_str_eq(str_at(got, "process.file.path"),
+						 "/usr/bin/agent");
+				cr_expect_str_eq(str_at(got, "unmapped.policy_digest"),
+						 "sha256:abcd");
 			}
 			if (cases[i].run.event == RECORD_RUN_END) {
 				cr_expect_eq(int_at(got, "exit_code"), 3);
@@ -655,11 +733,11 @@ Test(ocsf, every_run_event_is_process_activity_of_the_command)
 /* A run's strings are the run's to choose: none of them breaks the JSON or the line. */
 Test(ocsf, hostile_strings_stay_valid_json)
 {
-	static const struct record_context ctx = { .host = "h\"ost\n", .tenant = "t\\\"\n\x01",
-						   .tether_version = "v\xc3\x28" };
-	struct record_names names = { .run_id = "r\"1\n", .ctx = &ctx };
+	static const struct record_context ctx = {
+	    .host = "h\"ost\n", .tenant = "t\\\"\n\x01", .tether_version = "v\xc3\x28"};
+	struct record_names names = {.run_id = "r\"1\n", .ctx = &ctx};
 	struct tether_fs_event ev = fs_event(TETHER_FS_OPEN_WRITE, TETHER_DECISION_DENY);
-	struct expect want = { 1001, 3, 2, 2 };
+	struct expect want = {1001, 3, 2, 2};
 	struct record_scratch scratch;
 	struct record rec;
 	json_t *got;
@@ -685,9 +763,9 @@ Test(ocsf, hostile_strings_stay_valid_json)
 /* A path the kernel filled to the last byte, without a NUL, stays in bounds. */
 Test(ocsf, an_unterminated_path_stays_in_bounds)
 {
-	struct record_names names = { .run_id = "r" };
+	struct record_names names = {.run_id = "r"};
 	struct tether_fs_event ev = fs_event(TETHER_FS_UNLINK, TETHER_DECISION_DENY);
-	struct expect want = { 1001, 4, 2, 2 };
+	struct expect want = {1001, 4, 2, 2};
 	struct record_scratch scratch;
 	struct record rec;
 	json_t *got;
@@ -729,13 +807,17 @@ Test(ocsf, the_sink_writes_json_lines_with_coalesced_counts)
 	int fd = memfd_create("ocsf", MFD_CLOEXEC);
 	uint64_t counter = 0;
 	struct sink *sink;
-	struct audit_stream st = { .names = { .run_id = "run-1", .ctx = &full_ctx },
-				   .seq_next = fake_seq, .seq_ctx = &counter };
-	struct dns_event dns = { .kind = DNS_EV_REFUSED_NAME, .name = "x.example", .qtype = 1,
-				 .transport = IPPROTO_UDP, .rcode = 5 };
-	struct record end = { .kind = RECORD_RUN };
-	struct expect fs_want = { 1001, 2, 2, 2 }, dns_want = { 4003, 1, 2, 2 },
-		      end_want = { 1007, 2, 3, 17 };
+	struct audit_stream st = {.names = {.run_id = "run-1", .ctx = &full_ctx},
+				  .seq_next = fake_seq,
+				  .seq_ctx = &counter};
+	struct dns_event dns = {.kind = DNS_EV_REFUSED_NAME,
+				.name = "x.example",
+				.qtype = 1,
+				.transport = IPPROTO_UDP,
+				.rcode = 5};
+	struct record end = {.kind = RECORD_RUN};
+	struct expect fs_want = {1001, 2, 2, 2}, dns_want = {4003, 1, 2, 2},
+		      end_want = {1007, 2, 3, 17};
 	char *buf, *line, *save = NULL;
 	json_t *got;
 	int lines = 0;
@@ -754,9 +836,11 @@ Test(ocsf, the_sink_writes_json_lines_with_coalesced_counts)
 	audit_flush(&st);
 	cr_assert_eq(audit_write_dns_event(&st, &dns), 0);
 	end.run.event = RECORD_RUN_END;
-	end.run.end = (struct record_run_end){ .exit_status = 0, .audit_records = 12,
-						.audit_coalesced = 9, .reason = "exited",
-						.cleanup_verified = true };
+	end.run.end = (struct record_run_end){.exit_status = 0,
+					      .audit_records = 12,
+					      .audit_coalesced = 9,
+					      .reason = "exited",
+					      .cleanup_verified = true};
 	cr_assert_eq(audit_write(&st, &end), 0);
 	buf = read_fd(fd);
 	cr_assert_eq(sink_close(sink), 0);
@@ -780,8 +864,10 @@ Test(ocsf, the_sink_writes_json_lines_with_coalesced_counts)
 			cr_expect_eq(json_array_size(paths), 8, "%s", line);
 			cr_expect_eq(int_at(got, "unmapped.paths_unlisted"), 1);
 			seqs = json_object_get(json_object_get(got, "unmapped"), "coalesced_seqs");
-			cr_expect_eq(json_integer_value(json_array_get(json_array_get(seqs, 0), 0)), 2);
-			cr_expect_eq(json_integer_value(json_array_get(json_array_get(seqs, 0), 1)), 10);
+			cr_expect_eq(json_integer_value(json_array_get(json_array_get(seqs, 0), 0)),
+				     2);
+			cr_expect_eq(json_integer_value(json_array_get(json_array_get(seqs, 0), 1)),
+				     10);
 		} else if (lines == 3) {
 			got = check_event(line, &dns_want);
 		} else {
@@ -797,15 +883,15 @@ Test(ocsf, the_sink_writes_json_lines_with_coalesced_counts)
 /* A file an earlier writer left inside a line: the first event starts a line of its own. */
 Test(ocsf, the_sink_ends_a_cut_line_first)
 {
-	struct record rec = { .kind = RECORD_RUN, .seq = 1, .mono_ns = 1, .run_id = "r" };
-	struct expect want = { 1007, 99, 3, 17 };
+	struct record rec = {.kind = RECORD_RUN, .seq = 1, .mono_ns = 1, .run_id = "r"};
+	struct expect want = {1007, 99, 3, 17};
 	int fd = memfd_create("ocsf", MFD_CLOEXEC);
 	struct sink *sink;
 	char *buf, *nl;
 	json_t *got;
 
 	rec.run.event = RECORD_RUN_OUTPUT_TRUNCATED;
-	rec.run.truncated = (struct record_run_truncated){ .stream = "stderr" };
+	rec.run.truncated = (struct record_run_truncated){.stream = "stderr"};
 	cr_assert_eq(write(fd, "{\"cut", 5), 5);
 	cr_assert_eq(sink_ocsf_open(fd, false, &sink), 0);
 	cr_assert_eq(sink_write(sink, &rec), 0);
