@@ -906,3 +906,43 @@ Test(ocsf, the_sink_ends_a_cut_line_first)
 	json_decref(got);
 	free(buf);
 }
+
+/* An op this version does not name is still a valid event: Other, the op "unknown". */
+Test(ocsf, an_unknown_op_is_other)
+{
+	struct record_names names = {.run_id = "r"};
+	struct tether_fs_event ev = fs_event(TETHER_FS_OPEN_READ, TETHER_DECISION_DENY);
+	struct tether_net_event net = net_event(TETHER_NET_CONNECT, TETHER_DECISION_DENY);
+	struct expect want = {1001, 99, 2, 2}, net_want = {4001, 99, 2, 2};
+	struct record_scratch scratch;
+	struct record rec;
+	json_t *got;
+	char *text;
+
+	ev.op = 200;
+	cr_assert_eq(record_decode(&ev, sizeof(ev), &names, &scratch, &rec), 0);
+	text = encode(&rec);
+	got = check_event(text, &want);
+	cr_expect_str_eq(str_at(got, "unmapped.op"), "unknown");
+	json_decref(got);
+	free(text);
+	net.op = 200;
+	cr_assert_eq(record_decode(&net, sizeof(net), &names, &scratch, &rec), 0);
+	text = encode(&rec);
+	got = check_event(text, &net_want);
+	json_decref(got);
+	free(text);
+}
+
+/* A record kind or a run event it does not know is refused, not guessed at. */
+Test(ocsf, refuses_what_it_does_not_know)
+{
+	struct record rec = {.kind = RECORD_RUN, .seq = 1, .run_id = "r"};
+	struct strbuf sb = {0};
+
+	rec.run.event = 99;
+	cr_expect_eq(ocsf_encode(&rec, &sb), -EINVAL);
+	rec.kind = 99;
+	cr_expect_eq(ocsf_encode(&rec, &sb), -EINVAL);
+	sb_free(&sb);
+}
