@@ -253,7 +253,7 @@ static int process_object(struct strbuf *out, const struct tether_event_hdr *hdr
  * ,"unmapped":{"kind":..,"run_id":..,"seq":..,<the envelope>: the start of
  * tether's own fields, under their docs/audit.md names.  The envelope's host
  * and tether_version are mapped (device.hostname, metadata.product.version)
- * and not repeated: "host" is a net record's own field (a host rule's name).
+ * and not repeated; a net record's host rule name is "rule_host", as in docs/audit.md.
  */
 static int unmapped_begin(struct strbuf *out, const struct record *rec, const char *kind)
 {
@@ -604,7 +604,7 @@ static int encode_net(const struct record *rec, struct strbuf *out)
 
 		r = sb_printf(out, host ? ",\"host_rule\":%u" : ",\"rule\":%u", i);
 		if (!r && rec->net.rule_name) {
-			r = sb_printf(out, host ? ",\"host\":" : ",\"rule_destination\":");
+			r = sb_printf(out, host ? ",\"rule_host\":" : ",\"rule_destination\":");
 			r = r ?: sb_json_string(out, rec->net.rule_name, host ? 512 : 128);
 		}
 	}

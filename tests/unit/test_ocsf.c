@@ -564,7 +564,7 @@ Test(ocsf, every_net_op_is_network_activity)
 						     1);
 				}
 				if (decisions[d] == TETHER_DECISION_ALLOW)
-					cr_expect_str_eq(str_at(got, "unmapped.host"),
+					cr_expect_str_eq(str_at(got, "unmapped.rule_host"),
 							 "*.example.com");
 				json_decref(got);
 				free(text);
