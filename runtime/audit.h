@@ -18,6 +18,26 @@
 struct sink;
 struct coalesce_table;
 
+/*
+ * Flood control: a run may write at most `rate_limit` lines of kernel
+ * records per second of kernel time (full records and coalesced ones).
+ * Past it, a record that would be written in full is counted instead, with
+ * its seq, and the window's count is one "suppressed" run record when the
+ * window ends (or its ranges fill): never dropped without a count.
+ */
+#define AUDIT_FLOOD_WINDOW_NS	1000000000ull
+#define AUDIT_FLOOD_RANGES	32
+#define AUDIT_RATE_LIMIT_DEFAULT 2000	/* lines per second and run */
+struct audit_flood {
+	uint64_t window_start;		/* kernel time; 0: no window open */
+	uint64_t lines;			/* kernel lines written in the window */
+	uint64_t count, denied;		/* counted, not written */
+	uint64_t unlisted;		/* of count, seqs past the ranges */
+	uint64_t by_kind[RECORD_FLOOD_KINDS];
+	struct record_seq_range seqs[AUDIT_FLOOD_RANGES];
+	size_t nseqs;
+};
+
 struct audit_stream {
 	struct sink *sink;		/* borrowed; NULL: records are counted, not written */
 	struct record_names names;
@@ -34,6 +54,9 @@ struct audit_stream {
 	 */
 	uint64_t records;
 	uint64_t coalesced;	/* of `records`, those counted in coalesced records written */
+	uint64_t rate_limit;	/* flood control's ceiling; 0: none */
+	uint64_t suppressed;	/* of `records`, those counted in suppressed records written */
+	struct audit_flood flood;
 	uint64_t max_seq;	/* highest kernel sequence number seen */
 	uint64_t malformed;	/* records that could not be decoded */
 	int write_error;	/* first negative errno from the sink, 0 if none */

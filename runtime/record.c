@@ -259,6 +259,10 @@ static void decode_net(const struct tether_net_event *ev, const struct record_na
 	}
 }
 
+const char *const record_flood_kinds[RECORD_FLOOD_KINDS] = {
+	"fs", "proc", "capability", "kernel", "unix", "net",
+};
+
 int record_decode(const void *data, size_t size, const struct record_names *names,
 		  struct record_scratch *scratch, struct record *rec)
 {

@@ -92,6 +92,25 @@ enum record_run_event {
 	RECORD_RUN_CLEANUP,
 	RECORD_RUN_END,
 	RECORD_RUN_ADOPTED,
+	RECORD_RUN_SUPPRESSED,
+};
+
+/*
+ * Flood control (runtime/audit.h): the kernel records of one window that
+ * were past the run's ceiling and not written, each counted here with its
+ * seq; by_kind in record_flood_kinds order.
+ */
+#define RECORD_FLOOD_KINDS	6	/* fs, proc, capability, kernel, unix, net */
+extern const char *const record_flood_kinds[RECORD_FLOOD_KINDS];
+struct record_run_suppressed {
+	uint64_t count;
+	uint64_t denied;		/* of count, denials */
+	uint64_t rate_limit;		/* the ceiling: lines per second */
+	uint64_t window_ms;
+	const struct record_seq_range *seqs;
+	size_t seq_range_count;
+	uint64_t seqs_unlisted;		/* of count, seqs the ranges do not list */
+	const uint64_t *by_kind;
 };
 
 /*
@@ -137,6 +156,7 @@ struct record_run_end {
 	int exit_status;
 	uint64_t audit_records, audit_seq_last, audit_lost, audit_malformed;
 	uint64_t audit_coalesced;	/* of audit_records, those counted in coalesced records */
+	uint64_t audit_suppressed;	/* of audit_records, those counted in suppressed records */
 	uint64_t egress_bytes;
 	uint32_t ingress_dropped;
 	unsigned int leftover_processes;
@@ -156,6 +176,7 @@ struct record_run {
 		struct record_run_cleanup cleanup;
 		struct record_run_end end;
 		struct record_run_adopted adopted;
+		struct record_run_suppressed suppressed;
 	};
 };
 

@@ -494,6 +494,25 @@ static int check_max_runs(struct tp_schema *schema, const struct tp_schema_key *
 	return 0;
 }
 
+/* audit_rate_limit: 0 (no ceiling) .. 10^9 lines per second and run */
+static int check_audit_rate_limit(struct tp_schema *schema, const struct tp_schema_key *key,
+				  const struct yt_pair *pair)
+{
+	struct config_ctx *ctx = ctx_of(schema);
+	const struct yt_node *value = pair->value;
+	char why[TP_WHY_MAX];
+	uint64_t v;
+	int r = tp_schema_expect_text(schema, key, value);
+
+	if (r <= 0)
+		return r;
+	if (tp_parse_uint(value->scalar.text, value->scalar.len, 0, 1000000000, &v, why,
+			  sizeof(why)))
+		return tp_schema_invalid(schema, key, value, why);
+	ctx->cfg->audit_rate_limit = v ? v : UINT64_MAX;
+	return 0;
+}
+
 /* ---- callers ----------------------------------------------------------- */
 
 enum selector { SELECT_UID, SELECT_USER, SELECT_GID, SELECT_GROUP };
@@ -864,6 +883,7 @@ static const struct tp_schema_key top_keys[] = {
 	TP_SCHEMA_KEY("socket_group", check_socket_group, false, 0),
 	TP_SCHEMA_KEY("state_dir", check_path, false, PATH_STATE_DIR),
 	TP_SCHEMA_KEY("max_runs", check_max_runs, false, 0),
+	TP_SCHEMA_KEY("audit_rate_limit", check_audit_rate_limit, false, 0),
 	TP_SCHEMA_KEY("callers", check_callers, false, 0),
 };
 

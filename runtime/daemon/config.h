@@ -9,6 +9,7 @@
  *   socket_group: tether              # optional; the group owning the socket
  *   state_dir: /var/lib/tether        # optional; an absolute path
  *   max_runs: 256                     # optional; 1..DAEMON_MAX_RUNS_LIMIT
+ *   audit_rate_limit: 2000            # optional; 0 (none) .. 10^9
  *   callers:                          # optional; who may call, for which tenants
  *     - uid: 0                        # exactly one of uid / user / gid / group
  *       tenants: ["*"]                # required, not empty; "*" = every tenant
@@ -32,6 +33,10 @@
  *   max_runs      how many runs the daemon holds at once: 1..
  *                 DAEMON_MAX_RUNS_LIMIT (the BPF side's TETHER_MAX_RUNS run
  *                 slots, bpf/abi/rules.h).  Default DAEMON_DEFAULT_MAX_RUNS.
+ *   audit_rate_limit  flood control: the lines of kernel records a run may
+ *                 write per second (docs/audit.md, "Flood control"); past
+ *                 it they are counted in "suppressed" records.  0: no
+ *                 ceiling.  Default AUDIT_RATE_LIMIT_DEFAULT (2000).
  *   callers       a non-empty list of entries; each has exactly one of
  *                   uid: N       a numeric uid, 0..4294967294
  *                   user: NAME   a name from the passwd file (its uid)
@@ -131,6 +136,9 @@ struct daemon_config {
 	char *state_dir;	/* absolute, normalised */
 	uint32_t socket_gid;	/* the socket's group (mode 0660) */
 	uint32_t max_runs;	/* 1..DAEMON_MAX_RUNS_LIMIT */
+	/* each run's flood control ceiling (run_config.audit_rate_limit):
+	 * 0: AUDIT_RATE_LIMIT_DEFAULT, UINT64_MAX: none (the file's 0) */
+	uint64_t audit_rate_limit;
 	struct daemon_caller *callers;	/* in file order; never empty */
 	size_t caller_count;	/* at least 1 */
 };

@@ -719,6 +719,7 @@ int drun_create(struct daemon *d, const struct create_request *req, struct drun 
 	cfg.envelope_digest = envelope_text;
 	cfg.tenant = r->tenant;
 	cfg.attempt = attempt;
+	cfg.audit_rate_limit = d->cfg.audit_rate_limit;
 	cfg.traceparent = req->traceparent;
 	char audit_path[PATH_MAX];
 
@@ -799,7 +800,7 @@ static uint64_t mtime_ms(int dir_fd, const char *name)
 
 /*
  * The records of the run's stream file as its end record counts them: each
- * line, and each number a coalesced record's coalesced_seqs stands for.  A
+ * line, and each record a coalesced or suppressed record stands for.  A
  * torn last line (a daemon killed mid-write) is not one.
  */
 static uint64_t stream_records(int dir_fd)
@@ -822,7 +823,8 @@ static uint64_t stream_records(int dir_fd)
 		if (line[n - 1] != '\n')
 			break;
 		rec = json_loadb(line, (size_t)n, 0, NULL);
-		count += 1 + json_array_size(json_object_get(rec, "coalesced_seqs"));
+		count += 1 + (uint64_t)json_integer_value(json_object_get(rec, "coalesced")) +
+			 (uint64_t)json_integer_value(json_object_get(rec, "suppressed"));
 		json_decref(rec);
 	}
 	free(line);
@@ -884,6 +886,7 @@ int drun_adopt(struct drun *r)
 	cfg.policy_path = JOURNAL_POLICY_FILE;
 	cfg.run_id = r->id;
 	cfg.tenant = r->tenant;
+	cfg.audit_rate_limit = d->cfg.audit_rate_limit;
 	cfg.attempt = (unsigned int)json_integer_value(json_object_get(r->rec, "attempt"));
 	cfg.traceparent = json_string_value(json_object_get(r->rec, "traceparent"));
 	cfg.audit_path = audit_path;

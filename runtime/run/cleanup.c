@@ -173,6 +173,7 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 			.audit_lost = lost,
 			.audit_malformed = run->audit.malformed,
 			.audit_coalesced = run->audit.coalesced,
+			.audit_suppressed = run->audit.suppressed,
 			.egress_bytes = egress,
 			.ingress_dropped = ingress_dropped,
 			.leftover_processes = left,

@@ -552,6 +552,9 @@ int run_init(const struct run_config *cfg, struct run **out, struct run_error *e
 	};
 	snprintf(run->run_id, sizeof(run->run_id), "%s", cfg->run_id);
 	run->audit.names.run_id = run->run_id;
+	run->audit.rate_limit = !cfg->audit_rate_limit	       ? AUDIT_RATE_LIMIT_DEFAULT
+				: cfg->audit_rate_limit == UINT64_MAX ? 0
+								      : cfg->audit_rate_limit;
 	run->binds = calloc(SCRATCH_BINDS_MAX, sizeof(*run->binds));
 	if (!run->binds) {
 		free(run);

@@ -56,6 +56,9 @@ struct run_config {
 	/* JSON Lines audit file (appended, 0600); NULL: the policy's audit.sink, else stderr */
 	const char *audit_path;
 	bool audit_allowed;		/* also record allowed writes (or the policy's audit.record_allowed) */
+	/* flood control (runtime/audit.h): kernel lines per second; 0:
+	 * AUDIT_RATE_LIMIT_DEFAULT, UINT64_MAX: no ceiling */
+	uint64_t audit_rate_limit;
 	char **argv;			/* borrowed until run_free */
 	char *const *environ;		/* the environment the run's is built from */
 	int out_fd[2];			/* where captured stdout and stderr go (resources.output_bytes) */

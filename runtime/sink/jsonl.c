@@ -285,13 +285,15 @@ static int encode_end(const struct record_run_end *e, struct strbuf *out)
 	int r = sb_printf(out,
 			  ",\"exit_status\":%d,\"audit_records\":%llu,\"audit_seq_last\":%llu,"
 			  "\"audit_lost\":%llu,\"audit_malformed\":%llu,\"audit_coalesced\":%llu,"
+			  "\"audit_suppressed\":%llu,"
 			  "\"egress_bytes\":%llu,"
 			  "\"ingress_dropped\":%u,\"leftover_processes\":%u,"
 			  "\"cleanup_verified\":%s,\"reason\":\"%s\"",
 			  e->exit_status, (unsigned long long)e->audit_records,
 			  (unsigned long long)e->audit_seq_last, (unsigned long long)e->audit_lost,
 			  (unsigned long long)e->audit_malformed,
-			  (unsigned long long)e->audit_coalesced, (unsigned long long)e->egress_bytes,
+			  (unsigned long long)e->audit_coalesced,
+			  (unsigned long long)e->audit_suppressed, (unsigned long long)e->egress_bytes,
 			  e->ingress_dropped, e->leftover_processes, boolean(e->cleanup_verified),
 			  e->reason);
 
@@ -303,6 +305,32 @@ static int encode_end(const struct record_run_end *e, struct strbuf *out)
 	return r;
 }
 
+/* "suppressed":N,"denied":D,"rate_limit":R,"window_ms":W,"suppressed_seqs":[[A,B],...],
+ * "seqs_unlisted":U,"by_kind":{"fs":N,...} (the kinds with a count) */
+static int encode_suppressed(const struct record_run_suppressed *f, struct strbuf *out)
+{
+	const char *sep = "";
+	int r = sb_printf(out, ",\"suppressed\":%llu,\"denied\":%llu,\"rate_limit\":%llu,"
+			  "\"window_ms\":%llu,\"suppressed_seqs\":[",
+			  (unsigned long long)f->count, (unsigned long long)f->denied,
+			  (unsigned long long)f->rate_limit, (unsigned long long)f->window_ms);
+
+	for (size_t i = 0; i < f->seq_range_count; i++)
+		r |= sb_printf(out, "%s[%llu,%llu]", i ? "," : "",
+			       (unsigned long long)f->seqs[i].first,
+			       (unsigned long long)f->seqs[i].last);
+	r |= sb_printf(out, "],\"seqs_unlisted\":%llu,\"by_kind\":{",
+		       (unsigned long long)f->seqs_unlisted);
+	for (size_t i = 0; i < RECORD_FLOOD_KINDS; i++) {
+		if (!f->by_kind[i])
+			continue;
+		r |= sb_printf(out, "%s\"%s\":%llu", sep, record_flood_kinds[i],
+			       (unsigned long long)f->by_kind[i]);
+		sep = ",";
+	}
+	return r | sb_printf(out, "}");
+}
+
 static int encode_run(const struct record *rec, struct strbuf *out)
 {
 	static const char *const events[] = {
@@ -311,6 +339,7 @@ static int encode_run(const struct record *rec, struct strbuf *out)
 		[RECORD_RUN_CLEANUP] = "cleanup",
 		[RECORD_RUN_END] = "end",
 		[RECORD_RUN_ADOPTED] = "adopted",
+		[RECORD_RUN_SUPPRESSED] = "suppressed",
 	};
 	const struct record_run *run = &rec->run;
 	int r = begin(out, rec, "run");
@@ -332,6 +361,9 @@ static int encode_run(const struct record *rec, struct strbuf *out)
 		break;
 	case RECORD_RUN_END:
 		r = encode_end(&run->end, out);
+		break;
+	case RECORD_RUN_SUPPRESSED:
+		r = encode_suppressed(&run->suppressed, out);
 		break;
 	case RECORD_RUN_ADOPTED:
 		r = sb_printf(out, ",\"gap_ms\":%llu,\"audit_lost\":%llu,\"backlog\":%llu,"

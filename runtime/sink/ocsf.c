@@ -626,14 +626,14 @@ static const char *boolean(bool b)
 static const char *const run_event_names[] = {
     [RECORD_RUN_START] = "start",     [RECORD_RUN_OUTPUT_TRUNCATED] = "output_truncated",
     [RECORD_RUN_CLEANUP] = "cleanup", [RECORD_RUN_END] = "end",
-    [RECORD_RUN_ADOPTED] = "adopted",
+    [RECORD_RUN_ADOPTED] = "adopted", [RECORD_RUN_SUPPRESSED] = "suppressed",
 };
 
 static int run_head(const struct record *rec, struct ocsf_head *h)
 {
 	const struct record_run *run = &rec->run;
 
-	if (run->event < RECORD_RUN_START || run->event > RECORD_RUN_ADOPTED)
+	if (run->event < RECORD_RUN_START || run->event > RECORD_RUN_SUPPRESSED)
 		return -EINVAL;
 	*h = (struct ocsf_head){.class_uid = OCSF_PROCESS_ACTIVITY,
 				.kind = "run",
@@ -666,6 +666,10 @@ static int run_head(const struct record *rec, struct ocsf_head *h)
 	case RECORD_RUN_ADOPTED:
 		if (run->adopted.audit_lost)
 			h->severity_id = OCSF_SEVERITY_MEDIUM;
+		break;
+	case RECORD_RUN_SUPPRESSED:
+		/* records counted, not written: what they were is in the counts only */
+		h->severity_id = OCSF_SEVERITY_MEDIUM;
 		break;
 	case RECORD_RUN_OUTPUT_TRUNCATED:
 		break;
@@ -742,12 +746,13 @@ static int unmapped_run(struct strbuf *out, const struct record *rec)
 		    ",\"exit_status\":%d,\"audit_records\":%llu,"
 		    "\"audit_seq_last\":%llu,\"audit_lost\":%llu,"
 		    "\"audit_malformed\":%llu,\"audit_coalesced\":%llu,"
+		    "\"audit_suppressed\":%llu,"
 		    "\"egress_bytes\":%llu,\"ingress_dropped\":%u,"
 		    "\"leftover_processes\":%u,\"cleanup_verified\":%s,\"reason\":",
 		    e->exit_status, (unsigned long long)e->audit_records,
 		    (unsigned long long)e->audit_seq_last, (unsigned long long)e->audit_lost,
 		    (unsigned long long)e->audit_malformed, (unsigned long long)e->audit_coalesced,
-		    (unsigned long long)e->egress_bytes, e->ingress_dropped, e->leftover_processes,
+		    (unsigned long long)e->audit_suppressed, (unsigned long long)e->egress_bytes, e->ingress_dropped, e->leftover_processes,
 		    boolean(e->cleanup_verified));
 		r = r ?: sb_json_string(out, e->reason ? e->reason : "", 64);
 		if (!r && e->budget) {
@@ -767,6 +772,21 @@ static int unmapped_run(struct strbuf *out, const struct record *rec)
 				 (unsigned long long)run->adopted.audit_lost,
 				 (unsigned long long)run->adopted.backlog,
 				 boolean(run->adopted.command_alive));
+	case RECORD_RUN_SUPPRESSED: {
+		const struct record_run_suppressed *f = &run->suppressed;
+
+		r = sb_printf(out,
+			      ",\"suppressed\":%llu,\"denied\":%llu,\"rate_limit\":%llu,"
+			      "\"window_ms\":%llu,\"seqs_unlisted\":%llu",
+			      (unsigned long long)f->count, (unsigned long long)f->denied,
+			      (unsigned long long)f->rate_limit, (unsigned long long)f->window_ms,
+			      (unsigned long long)f->seqs_unlisted);
+		for (size_t i = 0; !r && f->by_kind && i < RECORD_FLOOD_KINDS; i++)
+			if (f->by_kind[i])
+				r = sb_printf(out, ",\"suppressed_%s\":%llu", record_flood_kinds[i],
+					      (unsigned long long)f->by_kind[i]);
+		return r;
+	}
 	}
 	return -EINVAL;
 }

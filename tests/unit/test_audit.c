@@ -744,3 +744,49 @@ Test(audit, records_carry_the_envelope)
 			   "%s", sb.data);
 	sb_free(&sb);
 }
+
+/*
+ * Flood control: past rate_limit lines in a second of kernel time, records
+ * are counted, with their seqs, in one suppressed record when the window
+ * ends; nothing is dropped without a count, and a later window writes again.
+ */
+Test(audit, a_flood_past_the_ceiling_is_counted_in_a_suppressed_record)
+{
+	struct tether_fs_event ev = sample();
+	uint64_t counter = 0;
+	int fd;
+	struct audit_stream st = { .sink = capture(&fd), .names.run_id = "r",
+				   .seq_next = fake_seq, .seq_ctx = &counter, .rate_limit = 3 };
+	char *buf;
+
+	for (int i = 0; i < 10; i++) {
+		ev.hdr.seq = ++counter;
+		ev.hdr.pid = ev.hdr.tgid = 100 + (uint32_t)i;	/* each its own key: no coalescing */
+		ev.hdr.ts_ns = 5000000000ull + (uint64_t)i * 1000;
+		audit_handle_record(&st, &ev, sizeof(ev));
+	}
+	cr_expect_eq(st.suppressed, 0, "counted until the window ends");
+	ev.hdr.seq = ++counter;	/* 11, a second later: closes the window, then written */
+	ev.hdr.pid = ev.hdr.tgid = 200;
+	ev.hdr.ts_ns = 6000000001ull;
+	audit_handle_record(&st, &ev, sizeof(ev));
+	audit_flush(&st);
+	cr_expect_eq(st.records, 12);
+	cr_expect_eq(st.suppressed, 7);
+	buf = captured(st.sink, fd);
+	cr_expect_not_null(strstr(buf, "\"kind\":\"run\",\"event\":\"suppressed\",\"suppressed\":7,"
+				       "\"denied\":7,\"rate_limit\":3,\"window_ms\":1000,"
+				       "\"suppressed_seqs\":[[4,10]],\"seqs_unlisted\":0,"
+				       "\"by_kind\":{\"fs\":7}}"), "%s", buf);
+	cr_expect_not_null(strstr(buf, "{\"schema_version\":3,\"seq\":12,"), "the summary takes a number: %s", buf);
+	cr_expect_not_null(strstr(buf, "{\"schema_version\":3,\"seq\":11,"), "%s", buf);
+	cr_expect_null(strstr(buf, "{\"schema_version\":3,\"seq\":4,"), "%s", buf);
+	for (int seq = 1; seq <= 3; seq++) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "{\"schema_version\":3,\"seq\":%d,", seq);
+		cr_expect_not_null(strstr(buf, want), "%s in %s", want, buf);
+	}
+	free(buf);
+	audit_stream_release(&st);
+}

@@ -790,6 +790,6 @@ Test(coalesce, the_end_record_counts_coalesced_records)
 	    .audit_records = 8, .audit_seq_last = 8, .audit_coalesced = 5, .reason = "succeeded"};
 	cr_assert_eq(sink_jsonl_encode(&rec, &sb), 0);
 	assert_has(sb.data, "\"audit_records\":8,\"audit_seq_last\":8,\"audit_lost\":0,"
-			    "\"audit_malformed\":0,\"audit_coalesced\":5,\"egress_bytes\":0,");
+			    "\"audit_malformed\":0,\"audit_coalesced\":5,\"audit_suppressed\":0,\"egress_bytes\":0,");
 	sb_free(&sb);
 }

@@ -378,7 +378,7 @@ Test(daemon_config, bad_arguments)
 
 /* ---- errors, each kind --------------------------------------------------- */
 
-#define TOP_KEYS "version, socket, socket_group, state_dir, max_runs, callers"
+#define TOP_KEYS "version, socket, socket_group, state_dir, max_runs, audit_rate_limit, callers"
 #define CALLER_KEYS "uid, user, gid, group, tenants, envelopes, workspaces"
 
 Test(daemon_config, document_shape)
@@ -955,4 +955,20 @@ Test(daemon_config, envelopes_and_workspaces_errors)
 		      "t.yaml:6:34: error: '/a/b' is listed twice in 'workspaces'\n"
 		      "t.yaml:6:43: error: entries of 'workspaces' must be absolute paths, got an "
 		      "empty value\n");
+}
+
+/* Flood control's ceiling: default (0 in the struct), a number, or 0 in the file for none. */
+Test(daemon_config, audit_rate_limit)
+{
+	expect_valid("version: 1\n");
+	cr_expect_eq(cfg.audit_rate_limit, 0);
+	daemon_config_free(&cfg);
+	expect_valid("version: 1\naudit_rate_limit: 500\n");
+	cr_expect_eq(cfg.audit_rate_limit, 500);
+	daemon_config_free(&cfg);
+	expect_valid("version: 1\naudit_rate_limit: 0\n");
+	cr_expect_eq(cfg.audit_rate_limit, UINT64_MAX);
+	daemon_config_free(&cfg);
+	expect_errors("version: 1\naudit_rate_limit: -1\n",
+		      "t.yaml:2:19: error: invalid 'audit_rate_limit': '-1' is negative; a number cannot be negative\n");
 }

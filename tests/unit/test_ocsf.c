@@ -662,7 +662,7 @@ Test(ocsf, every_run_event_is_process_activity_of_the_command)
 	struct {
 		struct record_run run;
 		struct expect want;
-	} cases[5];
+	} cases[6];
 	int n = 0;
 
 	setenv("TETHER_OCSF_CANARY", CANARY_ENV, 1);
@@ -699,6 +699,13 @@ Test(ocsf, every_run_event_is_process_activity_of_the_command)
 	cases[n].run = (struct record_run){.event = RECORD_RUN_ADOPTED};
 	cases[n].run.adopted =
 	    (struct record_run_adopted){.gap_ms = 40, .backlog = 2, .command_alive = true};
+	cases[n++].want = (struct expect){1007, 99, 3, 17};
+	static const uint64_t by_kind[RECORD_FLOOD_KINDS] = { 5, 0, 0, 0, 0, 2 };
+	static const struct record_seq_range ranges[] = { { 10, 16 } };
+	cases[n].run = (struct record_run){.event = RECORD_RUN_SUPPRESSED};
+	cases[n].run.suppressed = (struct record_run_suppressed){
+	    .count = 7, .denied = 7, .rate_limit = 2000, .window_ms = 1000, .seqs = ranges,
+	    .seq_range_count = 1, .by_kind = by_kind};
 	cases[n++].want = (struct expect){1007, 99, 3, 17};
 
 	for (int i = 0; i < n; i++) {
