@@ -102,6 +102,39 @@ static bool flood_suppress(struct audit_stream *st, const struct record *rec)
 	return true;
 }
 
+/*
+ * A coalesced record about to be written: past the ceiling, the denials it
+ * stands for are counted in the window instead (it takes no seq of its
+ * own then); true when so.
+ */
+static bool flood_absorb(struct audit_stream *st, const struct record *rec,
+			 const struct record_coalesced *c, uint64_t mono_ns)
+{
+	struct audit_flood *f = &st->flood;
+
+	if (!st->rate_limit)
+		return false;
+	flood_window(st, mono_ns);
+	if (f->lines < st->rate_limit) {
+		f->lines++;
+		return false;
+	}
+	for (size_t i = 0; i < c->seq_range_count; i++) {
+		const struct record_seq_range *r = &c->seqs[i];
+
+		if (f->nseqs && f->seqs[f->nseqs - 1].last + 1 == r->first)
+			f->seqs[f->nseqs - 1].last = r->last;
+		else if (f->nseqs < AUDIT_FLOOD_RANGES)
+			f->seqs[f->nseqs++] = *r;
+		else
+			f->unlisted += r->last - r->first + 1;
+	}
+	f->count += c->count;
+	f->denied += c->count;	/* only denials are coalesced */
+	f->by_kind[flood_kind(rec)] += c->count;
+	return true;
+}
+
 /* A kernel record written in full, unless flood control counts it instead. */
 static void emit_kernel(struct audit_stream *st, const struct record *rec)
 {
@@ -127,11 +160,8 @@ static void write_closed(void *ctx, const struct tether_fs_event *ev,
 		emit_kernel(st, &rec);
 		return;
 	}
-	/* a coalesced line counts against the ceiling, and is always written */
-	if (st->rate_limit) {
-		flood_window(st, mono_ns);
-		st->flood.lines++;
-	}
+	if (flood_absorb(st, &rec, summary, mono_ns))
+		return;
 	rec.seq = 0;
 	rec.mono_ns = mono_ns;
 	rec.fs.coalesced = summary;

@@ -28,6 +28,7 @@ struct run_opts {
 	const char *workspace;
 	const char *audit_path;
 	const char *traceparent;
+	uint64_t audit_rate_limit;	/* run_config's: 0 default, UINT64_MAX none */
 	bool audit_allowed;
 	bool standalone;
 	char **argv;
@@ -37,7 +38,8 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: tether run --envelope FILE [--run-id ID] [--workspace DIR] [--audit FILE]\n"
-		"                  [--audit-allowed] [--traceparent TRACEPARENT] [--standalone]\n"
+		"                  [--audit-allowed] [--audit-rate-limit N] [--traceparent TRACEPARENT]\n"
+		"                  [--standalone]\n"
 		"                  -- COMMAND [ARGS...]\n"
 		"\n"
 		"Runs COMMAND in a fresh cgroup confined by the envelope's rules (BPF-LSM).\n"
@@ -50,6 +52,10 @@ static void usage(FILE *out)
 		"--workspace DIR gives this run its own workspace in place of the envelope's\n"
 		"filesystem.workspace.path (checked as that path is; ${RUN_ID} in that path is\n"
 		"this run's id): one reviewed envelope, one digest, a workspace per run.\n"
+		"\n"
+		"--audit-rate-limit N: flood control's ceiling, the lines of kernel records the\n"
+		"run may write per second (default 2000; 0: none); past it records are counted\n"
+		"in \"suppressed\" records (docs/audit.md).\n"
 		"\n"
 		"--traceparent gives the run a W3C trace context (00-TRACEID-SPANID-FLAGS):\n"
 		"every record carries its trace_id and span_id.\n"
@@ -81,6 +87,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		{ "audit", required_argument, NULL, 'a' },
 		{ "audit-allowed", no_argument, NULL, 'A' },
 		{ "traceparent", required_argument, NULL, 'T' },
+		{ "audit-rate-limit", required_argument, NULL, 'R' },
 		{ "standalone", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -105,6 +112,21 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		case 'A':
 			o->audit_allowed = true;
 			break;
+		case 'R': {
+			char *end;
+			unsigned long long v;
+
+			errno = 0;
+			v = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || v > 1000000000) {
+				fprintf(stderr, "tether run: --audit-rate-limit '%s': not a number "
+					"of lines per second from 0 (no ceiling) to 1000000000\n",
+					optarg);
+				return -EINVAL;
+			}
+			o->audit_rate_limit = v ? v : UINT64_MAX;
+			break;
+		}
 		case 'T':
 			if (!run_traceparent_valid(optarg)) {
 				fprintf(stderr, "tether run: --traceparent '%s': not a W3C trace "
@@ -251,6 +273,14 @@ int cmd_run(int argc, char **argv)
 		return TETHER_EXIT_RUN_INVALID;
 	tp_digest_text(digest, envelope_digest);
 	if (!opts.standalone && client_daemon_up(client_socket_path())) {
+		if (opts.audit_rate_limit) {
+			fprintf(stderr, "tether run: --audit-rate-limit: the node agent on %s runs "
+				"this run, and its audit_rate_limit (daemon.yaml) applies; add "
+				"--standalone to run it here with yours. Nothing ran.\n",
+				client_socket_path());
+			tp_policy_free(policy);
+			return TETHER_EXIT_RUN_USAGE;
+		}
 		const struct run_daemon_request q = {
 			.envelope = opts.envelope,
 			.envelope_name = policy_input_name(opts.envelope),
@@ -288,6 +318,7 @@ int cmd_run(int argc, char **argv)
 	cfg.audit_path = opts.audit_path;
 	cfg.audit_allowed = opts.audit_allowed;
 	cfg.traceparent = opts.traceparent;
+	cfg.audit_rate_limit = opts.audit_rate_limit;
 	cfg.argv = opts.argv;
 	cfg.child_mask = &old;
 	if (run_create(&cfg, &run, &err)) {
