@@ -61,8 +61,8 @@ stands_for() {
 	END { print n + 0 }'
 }
 
-# flood_run ID ENVELOPE: floodprobe in a run whose controller is stopped
-# while it floods, execs floodprobe and connects to hosta:80.  Sets RC,
+# flood_run ID ENVELOPE [EXEC]: floodprobe in a run whose controller is
+# stopped while it floods, execs EXEC (floodprobe) and connects to hosta:80.  Sets RC,
 # WHY (what went wrong with the choreography), $WS/out holds its results.
 flood_run() {
 	id=$1
@@ -71,7 +71,7 @@ flood_run() {
 	net_clear_logs
 	tether run --envelope "$2" --run-id "$id" --audit "$T/$id.audit" -- \
 		"$BIN/floodprobe" "$WS" /etc/tether-flood "$COUNT" "$NET_HOSTB" \
-		"$BIN/floodprobe" "$NET_HOSTA" 80 >"$T/$id.out" 2>"$T/$id.err" &
+		"${3:-$BIN/floodprobe}" "$NET_HOSTA" 80 >"$T/$id.out" 2>"$T/$id.err" &
 	ctl=$!
 	if ! wait_line "$WS/out" ready 300; then
 		WHY="floodprobe never got ready;"
@@ -150,7 +150,35 @@ counts_exact fc2
 net_wait_log "$NET_LOG_HOSTA" . || WHY="$WHY hosta saw no connection;"
 report "without fail_closed the exec and the connect succeed with the ring full, audit_lost counts their records" fc2
 
-# 3. A fail_closed run whose ring never fills refuses nothing and says so.
+# 3. mode: audit lets an exec no rule grants through for its record (the
+#    workspace is not executable): with fail_closed and the ring full it is
+#    refused like any other action whose record cannot be written.
+ENV=$T/audit-mode.yaml
+fc_envelope "$ENV" "{fail_closed: true}"
+echo "  mode: audit" >> "$ENV"
+cp "$BIN/floodprobe" "$WS/fp"
+flood_run fc4 "$ENV" "$WS/fp"
+for line in "flood $COUNT EACCES" "netflood $NETCOUNT EPERM" "exec EACCES" "connect EPERM"; do
+	grep -qx "$line" "$WS/out" || WHY="$WHY no \"$line\";"
+done
+counts_exact fc4
+refused=$(end_num "$T/fc4.audit" audit_refused)
+[ "$refused" = 2 ] || WHY="$WHY audit_refused $refused, not 2 (the would-deny exec and the connect);"
+report "fail_closed, mode: audit: a would-deny exec whose record cannot be written gets EACCES" fc4
+
+# 4. The same would-deny exec with room in the ring: allowed, recorded.
+rm -f "$T/fc5.audit"
+tether run --envelope "$ENV" --run-id fc5 --audit "$T/fc5.audit" -- "$BIN/fsprobe" ok exec \
+	"$WS/fp" >"$T/fc5.out" 2>&1
+RC=$?
+WHY=
+[ "$RC" = 0 ] || WHY="tether exited $RC: $(cat "$T/fc5.out");"
+normalize "$T/fc5.audit" | grep -q "\"op\":\"exec\",\"path\":\"$WS/fp\",.*\"decision\":\"would_deny\"" ||
+	WHY="$WHY no would_deny record of the exec;"
+[ "$(end_num "$T/fc5.audit" audit_refused)" = 0 ] || WHY="$WHY audit_refused $(end_num "$T/fc5.audit" audit_refused), not 0;"
+report "fail_closed, mode: audit, room in the ring: the would-deny exec runs, recorded" fc5
+
+# 5. A fail_closed run whose ring never fills refuses nothing and says so.
 ENV=$T/failclosed.yaml
 rm -f "$T/fc3.audit"
 tether run --envelope "$ENV" --run-id fc3 --audit "$T/fc3.audit" -- "$BIN/fsprobe" ok exec \
