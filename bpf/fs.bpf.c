@@ -613,13 +613,16 @@ static __always_inline int check_by_identity(__u32 op, struct dentry *dentry)
 		return -EACCES;
 	}
 	if (c.matched) {
+		int err = 0;
+
 		/* the walk stopped at the writable root: the path names only the part below it */
-		if (run->flags & TETHER_RUN_AUDIT_ALLOWED)
-			emit_fs_event(run, cgid, op, 0, TETHER_REASON_RULE, c.rule_id,
-				      TETHER_ACCESS_WRITE, s, pos, path_len,
-				      TETHER_FS_PATH_BELOW_RULE);
+		if ((run->flags & TETHER_RUN_AUDIT_ALLOWED) &&
+		    !emit_fs_event(run, cgid, op, 0, TETHER_REASON_RULE, c.rule_id,
+				   TETHER_ACCESS_WRITE, s, pos, path_len,
+				   TETHER_FS_PATH_BELOW_RULE))
+			err = unrecorded(run, -EACCES);
 		release_scratch(s);
-		return 0;
+		return err;
 	}
 	if (c.ruled) {
 		emit_fs_event(run, cgid, op, -EACCES, TETHER_REASON_RULE, c.rule_id,

@@ -265,14 +265,15 @@ static __always_inline void ctx_addr(struct bpf_sock_addr *ctx, bool v6, __u8 *a
 	}
 }
 
-static __always_inline void record_sock(struct tether_run *run, __u64 cgid, __u32 op, __s32 err,
+/* false when the ring was full */
+static __always_inline bool record_sock(struct tether_run *run, __u64 cgid, __u32 op, __s32 err,
 					__u32 reason, __u32 rule_id, __u16 family, __u16 type,
 					__u16 protocol, __u16 port, const __u8 *addr, __u32 flags)
 {
 	struct tether_net_event *ev = audit_reserve(run, sizeof(*ev));
 
 	if (!ev)
-		return;
+		return false;
 	fill_hdr(&ev->hdr, run, cgid, TETHER_EVENT_NET, sizeof(*ev));
 	ev->op = op;
 	ev->decision = err ? TETHER_DECISION_DENY : TETHER_DECISION_ALLOW;
@@ -292,6 +293,26 @@ static __always_inline void record_sock(struct tether_run *run, __u64 cgid, __u3
 	ev->bytes = 0;
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 	bpf_ringbuf_submit(ev, 0);
+	return true;
+}
+
+/*
+ * Records an allowed connect(2) when the run records what it allows; false
+ * when the record found the ring full and the run is fail_closed: the
+ * connection is refused (EPERM) instead.
+ */
+static __always_inline bool record_allowed_sock(struct tether_run *run, __u64 cgid, __u32 op,
+						__u32 reason, __u32 rule_id, bool v6, __u16 type,
+						__u16 protocol, __u16 port, const __u8 *addr,
+						__u32 flags)
+{
+	/* Datagrams are too many to record one by one; connections are not. */
+	if (op != TETHER_NET_CONNECT || !(run->flags & TETHER_RUN_AUDIT_ALLOWED))
+		return true;
+	if (record_sock(run, cgid, op, 0, reason, rule_id, v6 ? AF_INET6 : AF_INET, type,
+			protocol, port, addr, flags))
+		return true;
+	return !fail_closed_refuses(run);
 }
 
 /* Sends DNS to the proxy and remembers where it was meant to go. */
@@ -342,11 +363,11 @@ static __always_inline int check_sock_addr(struct bpf_sock_addr *ctx, bool v6, _
 	ctx_addr(ctx, v6, addr);
 	if (port == DNS_PORT && run->dns_port4 &&
 	    (protocol == IPPROTO_TCP || protocol == IPPROTO_UDP)) {
+		if (!record_allowed_sock(run, cgid, op, TETHER_REASON_DNS_PROXY, TETHER_RULE_NONE,
+					 v6, type, protocol, port, addr,
+					 TETHER_NET_DNS_REDIRECTED))
+			return 0;
 		redirect_dns(ctx, run, v6, addr);
-		if (op == TETHER_NET_CONNECT && (run->flags & TETHER_RUN_AUDIT_ALLOWED))
-			record_sock(run, cgid, op, 0, TETHER_REASON_DNS_PROXY, TETHER_RULE_NONE,
-				    v6 ? AF_INET6 : AF_INET, type, protocol, port, addr,
-				    TETHER_NET_DNS_REDIRECTED);
 		return 1;
 	}
 	reason = decide(run, addr, protocol, port, true, &rule_id);
@@ -375,13 +396,12 @@ static __always_inline int check_sock_addr(struct bpf_sock_addr *ctx, bool v6, _
 	}
 	if (reason == TETHER_REASON_RULE || reason == TETHER_REASON_OWN_SOCKET ||
 	    reason == TETHER_REASON_NO_LISTENER) {
+		if (!record_allowed_sock(run, cgid, op, reason, rule_id, v6, type, protocol, port,
+					 addr, 0))
+			return 0;
 		/* the other end of a loopback exchange checks this socket's owner */
 		if (in_loopback_range(addr))
 			own_socket(ctx->sk, cgid);
-		/* Datagrams are too many to record one by one; connections are not. */
-		if (op == TETHER_NET_CONNECT && (run->flags & TETHER_RUN_AUDIT_ALLOWED))
-			record_sock(run, cgid, op, 0, reason, rule_id, v6 ? AF_INET6 : AF_INET,
-				    type, protocol, port, addr, 0);
 		return 1;
 	}
 	record_sock(run, cgid, op, -EPERM, reason, rule_id, v6 ? AF_INET6 : AF_INET, type,

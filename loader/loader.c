@@ -1378,6 +1378,7 @@ int tl_run_counters(struct tl_node *node, const struct tl_run *run, struct tl_ru
 	*c = (struct tl_run_counters){
 		.seq = __atomic_load_n(&node->run_seq[run->run_slot], __ATOMIC_SEQ_CST),
 		.audit_lost = value.audit_lost,
+		.audit_refused = value.audit_refused,
 		.egress_bytes = value.egress_bytes,
 		.egress_exhausted = value.net_state & TETHER_NET_BUDGET_REPORTED,
 		.ingress_dropped = value.ingress_dropped,

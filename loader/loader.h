@@ -208,6 +208,7 @@ int tl_run_net_write(struct tl_node *node, const struct tl_run *run,
 struct tl_run_counters {
 	uint64_t seq;		/* last audit sequence number handed out */
 	uint64_t audit_lost;	/* records that found the ring full */
+	uint64_t audit_refused;	/* actions a fail_closed run was refused for it */
 	uint64_t egress_bytes;	/* bytes of the run's packets cgroup_skb/egress saw */
 	bool egress_exhausted;	/* network_egress.max_bytes was reached */
 	uint32_t ingress_dropped;	/* packets from peers no rule lists, dropped */

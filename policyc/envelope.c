@@ -1399,7 +1399,7 @@ static int check_flag(struct tp_schema *schema, const struct tp_schema_key *key,
 		return 0;
 	case 4:
 		env->audit_fail_closed = value;
-		return value ? add_gap(env, "audit.fail_closed", tp_node_pos(pair->key)) : 0;
+		return 0;
 	default:
 		env->audit_record_allowed = value;
 		return 0;

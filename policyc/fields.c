@@ -189,8 +189,11 @@ const struct tp_field_info *const tp_fields[] = {
 		 "count of lost records"),
 	ENFORCED("audit.record_allowed", C,
 		 "records allowed write operations and execs as well as denials"),
-	GAP("audit.fail_closed", C,
-	    "an allowed action whose record cannot be written is not denied by this version"),
+	NOW_ENFORCED("audit.fail_closed", C,
+		     "allowed writes, execs and connections are recorded (as with record_allowed); "
+		     "an action allowed with a record (those, and mode: audit's would-deny) whose "
+		     "record cannot be reserved in the run's ring is denied (EACCES for files and "
+		     "exec, EPERM for network) and counted in the end record's audit_refused"),
 	NULL,
 };
 
@@ -252,8 +255,6 @@ int tp_policy_check_gaps(const struct tp_policy *policy, char *why, size_t why_l
 		needed[n++] = "artifacts";
 	if (policy->flags & TP_POLICY_REVOKE_CREDENTIALS)
 		needed[n++] = "cleanup.revoke_credentials";
-	if (policy->flags & TP_POLICY_AUDIT_FAIL_CLOSED)
-		needed[n++] = "audit.fail_closed";
 	/* Limits; those this version enforces pass below. */
 	for (size_t i = 0; i < TP_LIMIT_COUNT; i++)
 		if (policy->limits[i])

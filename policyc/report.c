@@ -136,6 +136,8 @@ static bool row_applies(const struct tp_policy *policy, const struct tp_field_in
 		return policy->runtime_revision != NULL;
 	if (!strcmp(f, "audit.record_allowed"))
 		return policy->flags & TP_POLICY_AUDIT_RECORD_ALLOWED;
+	if (!strcmp(f, "audit.fail_closed"))
+		return policy->flags & TP_POLICY_AUDIT_FAIL_CLOSED;
 	return true;
 }
 

@@ -157,6 +157,9 @@ struct record_run_end {
 	uint64_t audit_records, audit_seq_last, audit_lost, audit_malformed;
 	uint64_t audit_coalesced;	/* of audit_records, those counted in coalesced records */
 	uint64_t audit_suppressed;	/* of audit_records, those counted in suppressed records */
+	/* audit.fail_closed: actions refused because their record found the ring full */
+	bool fail_closed;
+	uint64_t audit_refused;
 	uint64_t egress_bytes;
 	uint32_t ingress_dropped;
 	unsigned int leftover_processes;

@@ -102,6 +102,14 @@ enum tether_run_mode {
 enum tether_run_flags {
 	/* Record allowed write operations and execs too, not only denials. */
 	TETHER_RUN_AUDIT_ALLOWED = 1u << 0,
+	/*
+	 * audit.fail_closed: an action that would be allowed with a record
+	 * (an allowed write, exec or connection under TETHER_RUN_AUDIT_ALLOWED,
+	 * a would-deny of mode: audit) is denied when its record cannot be
+	 * reserved, and counted in audit_refused.  The hooks reserve before
+	 * they allow.
+	 */
+	TETHER_RUN_FAIL_CLOSED = 1u << 1,
 };
 
 /* Bits of tether_run.net_state, set by BPF. */
@@ -114,10 +122,12 @@ struct tether_run {
 	__u32 run_slot;		/* key of the run's rules and ring; 1..TETHER_MAX_RUNS */
 	__u32 mode;		/* enum tether_run_mode */
 	/*
-	 * Unused since record version 2 (was the sequence counter, which the
-	 * controller could not take numbers from atomically): run_seq[run_slot].
+	 * Actions a TETHER_RUN_FAIL_CLOSED run was refused because their
+	 * record found the ring full (atomic; each is in audit_lost too).
+	 * Was the sequence counter before record version 2, unused since
+	 * (run_seq[run_slot]), so a run installed before reads 0.
 	 */
-	__u64 reserved0;
+	__u64 audit_refused;
 	__u64 audit_lost;	/* records that found the ring full (atomic) */
 	__u32 flags;		/* enum tether_run_flags */
 	__u32 net_state;	/* enum tether_net_state (atomic) */

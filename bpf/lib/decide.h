@@ -56,6 +56,16 @@ static __always_inline int verdict(struct tether_run *run, __u32 reason, __u32 f
 }
 
 /*
+ * What an action allowed with a record that was not written returns: 0, or
+ * deny_err in a fail_closed run (fail_closed_refuses).
+ */
+static __always_inline int unrecorded(struct tether_run *run, int deny_err)
+{
+	asm volatile("" : "+r"(deny_err));
+	return fail_closed_refuses(run) ? deny_err : 0;
+}
+
+/*
  * Writes the path of `task`'s executable into `exe`, using the scratch slot
  * `s` (whose walk the caller no longer needs).  Left empty for tasks without
  * one (kernel threads) or whose executable has no name in the caller's
@@ -142,8 +152,11 @@ reserve_fs_event(struct tether_run *run, __u64 run_cgroup_id, __u32 op, __s32 er
 	return ev;
 }
 
-/* A record whose path is the walk in `s` (or empty when s is NULL). */
-static __always_inline void emit_fs_event(struct tether_run *run, __u64 run_cgroup_id,
+/*
+ * A record whose path is the walk in `s` (or empty when s is NULL); false
+ * when the ring was full.
+ */
+static __always_inline bool emit_fs_event(struct tether_run *run, __u64 run_cgroup_id,
 					  __u32 op, __s32 err, __u32 reason,
 					  __u32 rule_id, __u32 access,
 					  struct walk_scratch *s, __u32 pos, __u32 path_len,
@@ -154,7 +167,7 @@ static __always_inline void emit_fs_event(struct tether_run *run, __u64 run_cgro
 
 	ev = reserve_fs_event(run, run_cgroup_id, op, err, reason, rule_id, access, flags);
 	if (!ev)
-		return;
+		return false;
 	if (s && path_len == 0) {
 		ev->path[0] = '/';
 		ev->path[1] = 0;
@@ -170,10 +183,11 @@ static __always_inline void emit_fs_event(struct tether_run *run, __u64 run_cgro
 	/* The path is copied: the walk's scratch can name the executable now. */
 	if (!s) {
 		submit_fs_event(ev);
-		return;
+		return true;
 	}
 	fill_exe(ev, s);
 	bpf_ringbuf_submit(ev, 0);
+	return true;
 }
 
 /* Denies an operation no rule can grant, with a record that names no path. */
@@ -243,7 +257,7 @@ static __always_inline int decide(struct tether_run *run, __u64 run_cgroup_id, _
 	__u32 path_len, pos, match_len, reason;
 	__u32 rule_id = 0;
 	bool protected_obj = access & TETHER_ACCESS_PROTECTED;
-	bool hard;
+	bool hard, recorded;
 	int err;
 
 	access &= TETHER_ACCESS_ALL;
@@ -312,13 +326,15 @@ static __always_inline int decide(struct tether_run *run, __u64 run_cgroup_id, _
 		goto deny;
 	}
 	if (rule && (rule->access & access) == access) {
+		err = 0;
 		/* reads and exec mappings are too many to record; writes and execs are not */
 		if ((run->flags & TETHER_RUN_AUDIT_ALLOWED) &&
-		    ((access & TETHER_ACCESS_WRITE) || op == TETHER_FS_EXEC))
-			emit_fs_event(run, run_cgroup_id, op, 0, TETHER_REASON_RULE,
-				      rule->rule_id, access, s, pos, path_len, 0);
+		    ((access & TETHER_ACCESS_WRITE) || op == TETHER_FS_EXEC) &&
+		    !emit_fs_event(run, run_cgroup_id, op, 0, TETHER_REASON_RULE,
+				   rule->rule_id, access, s, pos, path_len, 0))
+			err = unrecorded(run, deny_err);
 		release_scratch(s);
-		return 0;
+		return err;
 	}
 	reason = TETHER_REASON_DEFAULT_DENY;
 	if (rule) {
@@ -330,11 +346,15 @@ deny:
 	/* mode: audit lets reads and exec through, never a change or a connection */
 	hard = access & (TETHER_ACCESS_WRITE | TETHER_ACCESS_CONNECT);
 	/* An unresolved walk that named nothing must not be recorded as "/". */
-	emit_fs_event(run, run_cgroup_id, op, deny_err, reason, rule_id, access,
-		      reason == TETHER_REASON_UNRESOLVED && path_len == 0 ? NULL : s, pos,
-		      path_len, hard ? FS_HARD_DENY : 0);
+	recorded = emit_fs_event(run, run_cgroup_id, op, deny_err, reason, rule_id, access,
+				 reason == TETHER_REASON_UNRESOLVED && path_len == 0 ? NULL : s,
+				 pos, path_len, hard ? FS_HARD_DENY : 0);
 	release_scratch(s);
-	return verdict(run, reason, hard ? FS_HARD_DENY : 0, deny_err);
+	err = verdict(run, reason, hard ? FS_HARD_DENY : 0, deny_err);
+	/* a would-deny of mode: audit is allowed for its record */
+	if (!err && !recorded)
+		err = unrecorded(run, deny_err);
+	return err;
 }
 
 #endif

@@ -69,6 +69,20 @@ static __always_inline void *audit_reserve(struct tether_run *run, __u32 size_co
 }
 
 /*
+ * An action that would be allowed with a record that found the ring full
+ * (audit_reserve counted the loss): whether it is refused instead, as it is
+ * in a fail_closed run, which counts it.  Every hook that records what it
+ * allows asks this before allowing.
+ */
+static __always_inline bool fail_closed_refuses(struct tether_run *run)
+{
+	if (!(run->flags & TETHER_RUN_FAIL_CLOSED))
+		return false;
+	__sync_fetch_and_add(&run->audit_refused, 1);
+	return true;
+}
+
+/*
  * The run's next sequence number: taken when a record is made, never on the
  * way to a decision.  The slot is always in the array (1..TETHER_MAX_RUNS);
  * 0 would say "no number" if it were not.

@@ -22,7 +22,7 @@
  */
 void run_cleanup(struct run *run, int status_for_record, bool ran)
 {
-	uint64_t seq = 0, lost = 0, egress = 0, t0 = clock_ns(CLOCK_MONOTONIC);
+	uint64_t seq = 0, lost = 0, refused = 0, egress = 0, t0 = clock_ns(CLOCK_MONOTONIC);
 	uint32_t ingress_dropped = 0;
 	struct tl_error err = { "" };
 	unsigned int left = 0;
@@ -58,6 +58,7 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 		tl_run_counters(&run->node, &run->run, &c);
 		seq = c.seq;
 		lost = c.audit_lost;
+		refused = c.audit_refused;
 		egress = c.egress_bytes;
 		ingress_dropped = c.ingress_dropped;
 		/* the cap's record may have found the ring full: the kernel's flag decides */
@@ -174,6 +175,8 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 			.audit_malformed = run->audit.malformed,
 			.audit_coalesced = run->audit.coalesced,
 			.audit_suppressed = run->audit.suppressed,
+			.fail_closed = run->policy->flags & TP_POLICY_AUDIT_FAIL_CLOSED,
+			.audit_refused = refused,
 			.egress_bytes = egress,
 			.ingress_dropped = ingress_dropped,
 			.leftover_processes = left,

@@ -302,6 +302,8 @@ static int encode_end(const struct record_run_end *e, struct strbuf *out)
 	if (!r && e->has_output)
 		r = sb_printf(out, ",\"output_bytes\":%llu,\"output_truncated\":%s",
 			      (unsigned long long)e->output_bytes, boolean(e->output_truncated));
+	if (!r && e->fail_closed)
+		r = sb_printf(out, ",\"audit_refused\":%llu", (unsigned long long)e->audit_refused);
 	return r;
 }
 

@@ -763,6 +763,9 @@ static int unmapped_run(struct strbuf *out, const struct record *rec)
 			r = sb_printf(out, ",\"output_bytes\":%llu,\"output_truncated\":%s",
 				      (unsigned long long)e->output_bytes,
 				      boolean(e->output_truncated));
+		if (!r && e->fail_closed)
+			r = sb_printf(out, ",\"audit_refused\":%llu",
+				      (unsigned long long)e->audit_refused);
 		return r;
 	case RECORD_RUN_ADOPTED:
 		return sb_printf(out,

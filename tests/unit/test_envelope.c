@@ -609,6 +609,10 @@ Test(envelope, acknowledging_a_former_gap_is_accepted_and_dropped)
 		  "  resources: {cpu: 1.5, memory_bytes: 1GiB, process_count: 64, open_files: 256,\n"
 		  "    output_bytes: 1MiB, wall_clock: 5m, disk_bytes: 1GiB}\n"
 		  "  acknowledge_unenforced: [resources.disk_bytes]\n" },
+		/* issue 16: audit.fail_closed */
+		{ BASE "  audit: {fail_closed: true}\n"
+		  "  acknowledge_unenforced: [audit.fail_closed]\n",
+		  BASE "  audit: {fail_closed: true}\n" },
 	};
 
 	for (size_t i = 0; i < sizeof(texts) / sizeof(*texts); i++) {

@@ -385,12 +385,14 @@ Test(loader_maps, counters_read_the_kernel_side)
 	install(302, &run);
 	cr_assert_eq(bpf_map_lookup_elem(node.runs_fd, &run.cgroup_id, &value), 0);
 	value.audit_lost = 4;
+	value.audit_refused = 3;
 	value.egress_bytes = 1000;
 	value.net_state = TETHER_NET_BUDGET_REPORTED;
 	value.ingress_dropped = 6;
 	cr_assert_eq(bpf_map_update_elem(node.runs_fd, &run.cgroup_id, &value, BPF_EXIST), 0);
 	cr_assert_eq(tl_run_counters(&node, &run, &c), 0);
 	cr_assert_eq(c.audit_lost, 4);
+	cr_assert_eq(c.audit_refused, 3);
 	cr_assert_eq(c.egress_bytes, 1000);
 	cr_assert(c.egress_exhausted);
 	cr_assert_eq(c.ingress_dropped, 6);

@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include "bpf/abi/rules.h"
+#include "policyc/policy.h"
 #include "runtime/plan/paths.h"
+#include "runtime/plan/plan.h"
 
 static char root[64];
 
@@ -160,4 +162,38 @@ Test(plan, an_empty_policy_is_an_empty_plan)
 	cr_assert_eq(plan.rule_count, 0);
 	cr_assert_eq(plan.pin_count, 0);
 	run_plan_free(&plan);
+}
+
+/*
+ * audit.fail_closed reaches the run's kernel state, and records what it
+ * allows: without those records there is nothing to refuse when the ring
+ * is full.
+ */
+Test(plan, fail_closed_sets_the_run_flag_and_records_allowed_actions)
+{
+	static const struct {
+		uint32_t policy_flags;
+		bool audit_allowed;
+		uint32_t run_flags;
+	} cases[] = {
+		{ 0, false, 0 },
+		{ 0, true, TETHER_RUN_AUDIT_ALLOWED },
+		{ TP_POLICY_AUDIT_FAIL_CLOSED, false,
+		  TETHER_RUN_AUDIT_ALLOWED | TETHER_RUN_FAIL_CLOSED },
+		{ TP_POLICY_AUDIT_FAIL_CLOSED, true,
+		  TETHER_RUN_AUDIT_ALLOWED | TETHER_RUN_FAIL_CLOSED },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		struct tp_policy policy = { .flags = cases[i].policy_flags };
+		struct net_plan net = { .policy = &policy };
+		struct run_plan_input in = { .policy = &policy, .net = &net,
+					     .audit_allowed = cases[i].audit_allowed };
+		struct tl_error err = { { 0 } };
+		struct tl_run_plan plan;
+
+		cr_assert_eq(run_plan_make(&in, &plan, &err), 0, "%zu: %s", i, err.msg);
+		cr_expect_eq(plan.run_flags, cases[i].run_flags, "%zu: %#x", i, plan.run_flags);
+		run_plan_free(&plan);
+	}
 }
