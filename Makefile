@@ -4,6 +4,7 @@
 #   make                 build/tether
 #   make test-unit       criterion unit tests (host); SANITIZE=1 for ASan+UBSan
 #   make test-host       integration tests on the build host (root)
+#   make test-syslog     export into a real rsyslogd on loopback (TCP, TLS, spool)
 #   make test-vm         end-to-end tests in qemu on kernels 6.1 and 6.12
 #   make test-toolchain  agent toolchains (git, python, gcc, npm...) in runs, on a
 #                        Debian 12 root image in qemu, kernels 6.1 and 6.12
@@ -61,7 +62,7 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(UNIT_SRCS))
 VMPROG_SRCS := $(wildcard tests/vm/progs/*.c)
 VMPROG_BINS := $(patsubst tests/vm/progs/%.c,$(OUTPUT)/tests/vm/%,$(VMPROG_SRCS))
 
-.PHONY: all clean test test-unit test-host test-vm test-toolchain vmlinux vm-progs fuzz fuzz-smoke \
+.PHONY: all clean test test-unit test-host test-syslog test-vm test-toolchain vmlinux vm-progs fuzz fuzz-smoke \
 	fuzz-corpus bench-policyc bench-fs bench-net
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -133,6 +134,10 @@ $(OUTPUT)/tests/host/%: tests/host/%.c $(OUTPUT)/libtether.a $(HDRS)
 
 test-host: $(OUTPUT)/tether $(OUTPUT)/tests/host/netconfine
 	$(Q)tests/host/run-host-tests $(OUTPUT)/tether
+
+# Export into a real rsyslogd on loopback (TCP, TLS, unix socket, spool).
+test-syslog: $(OUTPUT)/tests/host/syslogdrive
+	$(Q)tests/host/syslog-export $(OUTPUT)/tests/host/syslogdrive
 
 test-vm: $(OUTPUT)/tether vm-progs
 	$(Q)tests/vm/run-suite

@@ -377,6 +377,7 @@ void sink_syslog_stats(struct sink *sink, struct syslog_stats *st)
 		.truncated = s->truncated,
 		.dropped = sp.dropped,
 		.loss_records = sp.loss_messages,
+		.unreported = sp.unreported.count,
 		.sent = s->sent,
 		.connects = s->connects,
 		.pending = sp.pending,

@@ -83,6 +83,7 @@ struct syslog_stats {
 	uint64_t truncated;		/* of those, cut to SYSLOG_MSG_MAX */
 	uint64_t dropped;		/* the spool's cap (or a failed write) dropped */
 	uint64_t loss_records;		/* audit_loss messages spooled */
+	uint64_t unreported;		/* dropped, not yet in an audit_loss message */
 	uint64_t sent;			/* messages the collector took */
 	uint64_t connects;		/* connections made */
 	uint64_t pending;		/* in the spool, not yet sent */
