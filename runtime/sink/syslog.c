@@ -775,16 +775,16 @@ static const struct sink_ops syslog_ops = {
 	.close = syslog_close,
 };
 
-/* "IPv4:port" or "[IPv6]:port" into s->addr; the host part into *host. */
-static int parse_address(struct syslog_sink *s, const char *address, char **host)
+int syslog_address_parse(const char *address, struct sockaddr_storage *addr, socklen_t *addr_len,
+			 char **host)
 {
-	const char *colon = strrchr(address, ':');
+	const char *colon = address ? strrchr(address, ':') : NULL;
 	char text[INET6_ADDRSTRLEN + 2];
 	unsigned long port;
 	size_t hl;
 	char *end;
 
-	if (!colon || colon == address || colon[1] == '\0')
+	if (!colon || colon == address || colon[1] < '0' || colon[1] > '9')
 		return -EINVAL;
 	errno = 0;
 	port = strtoul(colon + 1, &end, 10);
@@ -802,21 +802,25 @@ static int parse_address(struct syslog_sink *s, const char *address, char **host
 		memcpy(text, address, hl);
 		text[hl] = 0;
 	}
-	if (inet_pton(AF_INET, text, &((struct sockaddr_in *)&s->addr)->sin_addr) == 1) {
-		struct sockaddr_in *in = (struct sockaddr_in *)&s->addr;
+	memset(addr, 0, sizeof(*addr));
+	if (address[0] != '[' && inet_pton(AF_INET, text, &((struct sockaddr_in *)addr)->sin_addr) == 1) {
+		struct sockaddr_in *in = (struct sockaddr_in *)addr;
 
 		in->sin_family = AF_INET;
 		in->sin_port = htons((uint16_t)port);
-		s->addr_len = sizeof(*in);
-	} else if (inet_pton(AF_INET6, text, &((struct sockaddr_in6 *)&s->addr)->sin6_addr) == 1) {
-		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&s->addr;
+		*addr_len = sizeof(*in);
+	} else if (address[0] == '[' &&
+		   inet_pton(AF_INET6, text, &((struct sockaddr_in6 *)addr)->sin6_addr) == 1) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)addr;
 
 		in6->sin6_family = AF_INET6;
 		in6->sin6_port = htons((uint16_t)port);
-		s->addr_len = sizeof(*in6);
+		*addr_len = sizeof(*in6);
 	} else {
 		return -EINVAL;
 	}
+	if (!host)
+		return 0;
 	*host = strdup(text);
 	return *host ? 0 : -ENOMEM;
 }
@@ -874,7 +878,7 @@ static int setup_peer(struct syslog_sink *s, const struct syslog_options *o)
 	}
 	if (o->transport != SYSLOG_TCP && o->transport != SYSLOG_TLS)
 		return -EINVAL;
-	r = o->address ? parse_address(s, o->address, &host) : -EINVAL;
+	r = syslog_address_parse(o->address, &s->addr, &s->addr_len, &host);
 	if (r == -EINVAL)
 		sink_say(s, "'address' must be an IPv4 address and port (192.0.2.1:6514) or an "
 			    "IPv6 one ([2001:db8::1]:6514), got '%s'; names are not resolved",

@@ -117,6 +117,15 @@ int syslog_sd_escape(struct strbuf *out, const char *s, size_t len);
 int syslog_format_record(const struct syslog_header *hdr, const struct record *rec,
 			 uint64_t id, size_t max, struct strbuf *out, bool *truncated);
 
+struct sockaddr_storage;
+/*
+ * "IPv4:port" or "[IPv6]:port" (names are not resolved: a static binary
+ * has no NSS) into addr; the address's text into *host (malloc'd) unless
+ * host is NULL.  0, -EINVAL or -ENOMEM.
+ */
+int syslog_address_parse(const char *address, struct sockaddr_storage *addr,
+			 unsigned int *addr_len, char **host);
+
 /* Appends "LEN SP MSG" (RFC 6587 octet counting). */
 int syslog_frame_octet(struct strbuf *out, const char *msg, size_t len);
 
