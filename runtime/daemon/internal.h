@@ -135,6 +135,9 @@ struct create_request {
 	bool stdin_pipe;
 	int passed[3];			/* -1: none */
 	bool audit_allowed;
+	/* audit_sinks: configured sinks (cfg.sinks) named for this run, checked; borrowed */
+	const char **audit_sinks;
+	size_t audit_sink_count;
 	struct caller caller;
 };
 /* 0 and *out (201), or an HTTP status with `msg` (and diagnostics for 400) filled. */
