@@ -309,6 +309,9 @@ static int format_spooled(void *ctx, uint64_t id, struct strbuf *out)
 {
 	struct format_call *call = ctx;
 
+	if (call->sink->transport == SYSLOG_JSONL_UNIX)
+		return sink_jsonl_encode(call->rec, out) ?: sb_printf(out, "\n");
+
 	return syslog_format_record(&call->sink->hdr, call->rec, id, SYSLOG_MSG_MAX, out,
 				    &call->truncated);
 }
@@ -324,7 +327,9 @@ static int format_loss(void *ctx, uint64_t id, const struct spool_loss *loss, st
 	int r;
 
 	format_timestamp(0, when, sizeof(when));
-	r = sb_printf(&body, "{\"time\":\"%s\",\"kind\":\"audit_loss\",\"host\":", when);
+	/* the id in the body too: the JSON Lines form has no SD to carry it */
+	r = sb_printf(&body, "{\"time\":\"%s\",\"kind\":\"audit_loss\",\"id\":%llu,\"host\":",
+		      when, (unsigned long long)id);
 	r |= sb_json_string(&body, s->hostname, sizeof(s->hostname));
 	r |= sb_printf(&body, ",\"sink\":");
 	r |= sb_json_string(&body, s->name, 256);
@@ -333,6 +338,11 @@ static int format_loss(void *ctx, uint64_t id, const struct spool_loss *loss, st
 		       (unsigned long long)loss->count, (unsigned long long)loss->first_id,
 		       (unsigned long long)loss->last_id, (unsigned long long)loss->first_tag,
 		       (unsigned long long)loss->last_tag);
+	if (s->transport == SYSLOG_JSONL_UNIX) {
+		r |= append_bytes(out, body.data, body.len) | sb_printf(out, "\n");
+		sb_free(&body);
+		return r ? -ENOMEM : 0;
+	}
 	r |= format_head(out, s->hdr.facility * 8 + 4, 0, s->hostname, s->hdr.procid,
 			 "audit_loss", id);
 	r |= sb_printf(out, " lost=\"%llu\"", (unsigned long long)loss->count);
@@ -455,6 +465,7 @@ static const char *tls_error(char *buf, size_t size)
 static int connect_socket(struct syslog_sink *s)
 {
 	int type = s->transport == SYSLOG_UNIX ? SOCK_DGRAM : SOCK_STREAM;
+	bool unix_stream = s->transport == SYSLOG_JSONL_UNIX;
 	struct timeval tv = { IO_TIMEOUT_MS / 1000, (IO_TIMEOUT_MS % 1000) * 1000 };
 	struct pollfd pfd;
 	int fd, err = 0, one = 1;
@@ -481,7 +492,8 @@ static int connect_socket(struct syslog_sink *s)
 	if (fcntl(fd, F_SETFL, 0) < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
-	    (type == SOCK_STREAM && setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one)) < 0)) {
+	    (type == SOCK_STREAM && !unix_stream &&
+	     setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one)) < 0)) {
 		err = errno;
 		goto fail;
 	}
@@ -701,7 +713,7 @@ static void *sender_main(void *arg)
 			continue;
 		}
 		frame.len = 0;
-		if (s->transport == SYSLOG_UNIX)
+		if (s->transport == SYSLOG_UNIX || s->transport == SYSLOG_JSONL_UNIX)
 			r = append_bytes(&frame, msg.data, msg.len);
 		else
 			r = syslog_frame_octet(&frame, msg.data, msg.len);
@@ -863,7 +875,7 @@ static int setup_peer(struct syslog_sink *s, const struct syslog_options *o)
 	struct in6_addr any;
 	int r;
 
-	if (o->transport == SYSLOG_UNIX) {
+	if (o->transport == SYSLOG_UNIX || o->transport == SYSLOG_JSONL_UNIX) {
 		struct sockaddr_un *un = (struct sockaddr_un *)&s->addr;
 
 		if (!o->path || o->path[0] != '/' || strlen(o->path) >= sizeof(un->sun_path)) {

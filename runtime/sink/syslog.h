@@ -48,6 +48,13 @@ enum syslog_transport {
 	SYSLOG_TCP = 1,
 	SYSLOG_TLS,
 	SYSLOG_UNIX,
+	/*
+	 * Not syslog: JSON Lines (the record's JSON object and "\n", no RFC
+	 * 5424 header) to a unix stream socket, through the same spool and
+	 * sender; "delivered" there means the collector read the bytes
+	 * (SIOCOUTQ on a unix stream counts what the peer has not read).
+	 */
+	SYSLOG_JSONL_UNIX,
 };
 
 enum syslog_format {
@@ -65,7 +72,7 @@ struct syslog_options {
 	const char *name;		/* the sink's name, in messages about it */
 	enum syslog_transport transport;
 	const char *address;		/* TCP, TLS: "IPv4:port" or "[IPv6]:port" */
-	const char *path;		/* UNIX: the socket, e.g. /dev/log */
+	const char *path;		/* UNIX: the socket, e.g. /dev/log; JSONL_UNIX: a stream socket */
 	const char *ca_file;		/* TLS: required */
 	const char *cert_file, *key_file;	/* TLS: a client certificate, both or neither */
 	const char *server_name;	/* TLS: the name checked; NULL: the address's host */
