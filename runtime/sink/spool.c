@@ -233,7 +233,8 @@ static int load_segments(struct spool *sp)
 	closedir(dir);
 	if (r < 0)
 		return r;
-	qsort(sp->segs, sp->seg_count, sizeof(*sp->segs), segment_compare);
+	if (sp->seg_count)
+		qsort(sp->segs, sp->seg_count, sizeof(*sp->segs), segment_compare);
 	prev = 0;
 	for (size_t i = 0; i < sp->seg_count; i++) {
 		r = segment_scan(sp, &sp->segs[i], prev);
