@@ -3,7 +3,7 @@
  * Feeds synthetic records through the real syslog sink (runtime/sink/syslog.c)
  * for tests/host/syslog-export, which runs a real rsyslogd on loopback.
  *
- *   syslogdrive --transport tcp|tls|unix (--address A | --path P) --spool DIR
+ *   syslogdrive --transport tcp|tls|unix|jsonl-unix (--address A | --path P) --spool DIR
  *               [--spool-bytes N] [--ca F --server-name N [--cert F --key F]]
  *               [--start S] [--count N] [--pause FILE] [--wait SECONDS]
  *               [--close-ms MS]
@@ -32,7 +32,7 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: syslogdrive --transport tcp|tls|unix (--address A | --path P) "
+	fprintf(stderr, "usage: syslogdrive --transport tcp|tls|unix|jsonl-unix (--address A | --path P) "
 			"--spool DIR [--spool-bytes N] [--ca F] [--server-name N] [--cert F "
 			"--key F] [--start S] [--count N] [--pause FILE] [--wait SECONDS] "
 			"[--close-ms MS]\n");
@@ -120,7 +120,8 @@ int main(int argc, char **argv)
 		case 't':
 			o.transport = !strcmp(optarg, "tcp") ? SYSLOG_TCP :
 				      !strcmp(optarg, "tls") ? SYSLOG_TLS :
-				      !strcmp(optarg, "unix") ? SYSLOG_UNIX : 0;
+				      !strcmp(optarg, "unix") ? SYSLOG_UNIX :
+				      !strcmp(optarg, "jsonl-unix") ? SYSLOG_JSONL_UNIX : 0;
 			break;
 		case 'a': o.address = optarg; break;
 		case 'p': o.path = optarg; break;
