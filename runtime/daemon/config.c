@@ -1097,11 +1097,12 @@ static int check_sink_keys(struct tp_schema *schema, const struct yt_node *item,
 	const char *type = daemon_sink_type_name(sink->type);
 	static const struct {
 		const char *key;
-		int needs;	/* 0 syslog-*, 1 syslog-tcp/tls, 2 syslog-tls, 3 not syslog-tcp/tls */
+		int needs;	/* 0 syslog-*, 1 syslog-tcp/tls, 2 syslog-tls, 3 not syslog-tcp/tls,
+				 * 4 spooled (syslog-*, jsonl-unix) */
 	} scoped[] = {
 		{ "address", 1 }, { "path", 3 }, { "ca_file", 2 }, { "cert_file", 2 },
 		{ "key_file", 2 }, { "server_name", 2 }, { "facility", 0 }, { "format", 0 },
-		{ "spool_bytes", 0 },
+		{ "spool_bytes", 4 },
 	};
 	int r = 0;
 
@@ -1109,8 +1110,9 @@ static int check_sink_keys(struct tp_schema *schema, const struct yt_node *item,
 		const struct yt_pair *pair = &item->mapping.pairs[i];
 
 		for (size_t k = 0; k < ARRAY_SIZE(scoped); k++) {
-			bool allowed = scoped[k].needs == 0 ? syslog : scoped[k].needs == 1 ? net :
-				       scoped[k].needs == 2 ? tls : !net;
+			int needs = scoped[k].needs;
+			bool allowed = needs == 0 ? syslog : needs == 1 ? net : needs == 2 ? tls :
+				       needs == 3 ? !net : sink->type != DAEMON_SINK_JSONL_FILE;
 
 			if (yt_scalar_equals(pair->key, scoped[k].key) && !allowed)
 				r = tp_schema_report(schema, pair->key,

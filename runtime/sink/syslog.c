@@ -630,6 +630,8 @@ static int send_frame(struct syslog_sink *s, struct strbuf *frame)
  */
 static bool delivered(struct syslog_sink *s)
 {
+	bool closing;
+
 	for (int waited = 0; s->transport != SYSLOG_UNIX; waited += 5) {
 		int queued = 0;
 
@@ -640,6 +642,10 @@ static bool delivered(struct syslog_sink *s)
 		}
 		if (queued == 0)
 			break;
+		if (closing_expired(s, &closing)) {
+			/* not known to be delivered: stays spooled, sent again next time */
+			return false;
+		}
 		if (waited >= DRAIN_TIMEOUT_MS) {
 			set_error(s, "the collector took no data for %d ms: reconnecting",
 				  DRAIN_TIMEOUT_MS);

@@ -980,7 +980,8 @@ Test(daemon_config, sinks_every_type)
 		     "  - {name: tcp6, type: syslog-tcp, address: '[2001:db8::1]:514'}\n"
 		     "  - {name: local, type: syslog-unix, path: /dev/log}\n"
 		     "  - {name: file, type: jsonl-file, path: /var/log/tether/records.jsonl}\n"
-		     "  - {name: stream, type: jsonl-unix, path: /run/collector.sock}\n");
+		     "  - {name: stream, type: jsonl-unix, path: /run/collector.sock, "
+		     "spool_bytes: 1MiB}\n");
 	cr_assert_eq(cfg.sink_count, 5);
 	s = daemon_config_sink(&cfg, "siem");
 	cr_assert_not_null(s);
@@ -997,6 +998,7 @@ Test(daemon_config, sinks_every_type)
 	cr_expect_eq(s->spool_bytes, SYSLOG_DEFAULT_SPOOL_BYTES);
 	cr_expect_not(s->is_default);
 	cr_expect_eq(daemon_config_sink(&cfg, "file")->type, DAEMON_SINK_JSONL_FILE);
+	cr_expect_eq(daemon_config_sink(&cfg, "stream")->spool_bytes, 1u << 20);
 	cr_expect_null(daemon_config_sink(&cfg, "nope"));
 	daemon_config_free(&cfg);
 }

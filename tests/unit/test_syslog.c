@@ -9,7 +9,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <arpa/inet.h>
 #include <regex.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +184,32 @@ Test(syslog, a_cut_never_ends_inside_a_utf8_sequence)
 			      max);
 		sb_free(&sb);
 	}
+}
+
+Test(syslog, addresses_are_numeric_with_a_port)
+{
+	struct sockaddr_storage addr;
+	socklen_t len;
+	char *host = NULL;
+
+	cr_assert_eq(syslog_address_parse("192.0.2.10:6514", &addr, &len, &host), 0);
+	cr_expect_eq(addr.ss_family, AF_INET);
+	cr_expect_eq(ntohs(((struct sockaddr_in *)&addr)->sin_port), 6514);
+	cr_expect_str_eq(host, "192.0.2.10");
+	free(host);
+	cr_assert_eq(syslog_address_parse("[2001:db8::1]:514", &addr, &len, &host), 0);
+	cr_expect_eq(addr.ss_family, AF_INET6);
+	cr_expect_str_eq(host, "2001:db8::1");
+	free(host);
+	cr_expect_eq(syslog_address_parse("collector.example:514", &addr, &len, NULL), -EINVAL);
+	cr_expect_eq(syslog_address_parse("2001:db8::1:514", &addr, &len, NULL), -EINVAL,
+		     "IPv6 without brackets is ambiguous");
+	cr_expect_eq(syslog_address_parse("[192.0.2.1]:514", &addr, &len, NULL), -EINVAL);
+	cr_expect_eq(syslog_address_parse("192.0.2.1:0", &addr, &len, NULL), -EINVAL);
+	cr_expect_eq(syslog_address_parse("192.0.2.1:65536", &addr, &len, NULL), -EINVAL);
+	cr_expect_eq(syslog_address_parse("192.0.2.1:", &addr, &len, NULL), -EINVAL);
+	cr_expect_eq(syslog_address_parse("192.0.2.1:+5", &addr, &len, NULL), -EINVAL);
+	cr_expect_eq(syslog_address_parse(NULL, &addr, &len, NULL), -EINVAL);
 }
 
 /* ---- the spool ---------------------------------------------------------- */
