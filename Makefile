@@ -4,6 +4,7 @@
 #   make                 build/tether
 #   make test-unit       criterion unit tests (host); SANITIZE=1 for ASan+UBSan
 #   make test-host       integration tests on the build host (root)
+#   make test-syslog     export into a real rsyslogd on loopback (TCP, TLS, spool)
 #   make test-vm         end-to-end tests in qemu on kernels 6.1 and 6.12
 #   make test-toolchain  agent toolchains (git, python, gcc, npm...) in runs, on a
 #                        Debian 12 root image in qemu, kernels 6.1 and 6.12
@@ -38,7 +39,7 @@ CFLAGS      += -std=gnu17 -Wall -Wextra -Werror -Wno-unused-parameter \
 	       -I. -I$(OUTPUT) $(SAN_FLAGS)
 BPF_CFLAGS  := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	       -I. -Ivmlinux -I/usr/include/$(shell uname -m)-linux-gnu
-STATIC_LIBS := -lbpf -lelf -lz -lyaml -levent -ljansson
+STATIC_LIBS := -lbpf -lelf -lz -lyaml -levent -ljansson -lssl -lcrypto
 LDFLAGS_STATIC := -static
 
 ifeq ($(V),1)
@@ -61,7 +62,7 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(UNIT_SRCS))
 VMPROG_SRCS := $(wildcard tests/vm/progs/*.c)
 VMPROG_BINS := $(patsubst tests/vm/progs/%.c,$(OUTPUT)/tests/vm/%,$(VMPROG_SRCS))
 
-.PHONY: all clean test test-unit test-host test-vm test-toolchain vmlinux vm-progs fuzz fuzz-smoke \
+.PHONY: all clean test test-unit test-host test-syslog test-vm test-toolchain vmlinux vm-progs fuzz fuzz-smoke \
 	fuzz-corpus bench-policyc bench-fs bench-net
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -102,7 +103,7 @@ $(OUTPUT)/tether: $(OUTPUT)/obj/runtime/main.o $(OUTPUT)/libtether.a
 $(OUTPUT)/tests/unit/%: tests/unit/%.c $(OUTPUT)/libtether.a $(HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lcriterion -lbpf -lelf -lz -lyaml -levent -ljansson
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lcriterion -lbpf -lelf -lz -lyaml -levent -ljansson -lssl -lcrypto
 
 # Programs run inside the VM: static, no libc surprises in the initramfs.
 $(OUTPUT)/tests/vm/%: tests/vm/progs/%.c $(HDRS)
@@ -129,10 +130,14 @@ test-unit: $(UNIT_BINS)
 $(OUTPUT)/tests/host/%: tests/host/%.c $(OUTPUT)/libtether.a $(HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml -levent -ljansson
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml -levent -ljansson -lssl -lcrypto
 
 test-host: $(OUTPUT)/tether $(OUTPUT)/tests/host/netconfine
 	$(Q)tests/host/run-host-tests $(OUTPUT)/tether
+
+# Export into a real rsyslogd on loopback (TCP, TLS, unix socket, spool).
+test-syslog: $(OUTPUT)/tests/host/syslogdrive
+	$(Q)tests/host/syslog-export $(OUTPUT)/tests/host/syslogdrive
 
 test-vm: $(OUTPUT)/tether vm-progs
 	$(Q)tests/vm/run-suite
@@ -233,7 +238,7 @@ $(BENCH_DIR)/gen: bench/policyc/gen.c
 $(BENCH_DIR)/bench: bench/policyc/bench.c bench/common/stats.h $(OUTPUT)/libtether.a $(HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml -levent -ljansson
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml -levent -ljansson -lssl -lcrypto
 
 $(BENCH_DIR)/envelope.yaml: $(BENCH_DIR)/gen
 	$(call msg,GEN,$@)
@@ -256,7 +261,7 @@ $(BENCH_FS_DIR)/loops: bench/fs/loops.c bench/common/stats.h
 $(BENCH_FS_DIR)/envelope: bench/fs/envelope.c $(OUTPUT)/libtether.a $(HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml -levent -ljansson
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml -levent -ljansson -lssl -lcrypto
 
 bench-fs: $(OUTPUT)/tether $(BENCH_FS_DIR)/loops $(BENCH_FS_DIR)/envelope
 	$(Q)bench/fs/bench-fs $(OUTPUT)
@@ -275,7 +280,7 @@ $(BENCH_NET_DIR)/loops: bench/net/loops.c bench/common/stats.h
 $(BENCH_NET_DIR)/envelope: bench/net/envelope.c $(OUTPUT)/libtether.a $(HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml -levent -ljansson
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml -levent -ljansson -lssl -lcrypto
 
 bench-net: $(OUTPUT)/tether $(BENCH_NET_DIR)/loops $(BENCH_NET_DIR)/envelope
 	$(Q)bench/net/bench-net $(OUTPUT)

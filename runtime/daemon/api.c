@@ -203,7 +203,7 @@ static void get_metrics(struct daemon *d, struct evhttp_request *req)
 static const char *const create_keys[] = {
 	"envelope", "policy", "envelope_name", "argv", "env", "cwd", "workspace", "run_id",
 	"tenant", "traceparent", "retry_of", "stdin", "stdio", "stdio_token", "audit_allowed",
-	NULL,
+	"audit_sinks", NULL,
 };
 
 static bool known_key(const char *key)
@@ -227,6 +227,56 @@ static int opt_string(json_t *body, const char *key, const char **out, char *msg
 		return -EINVAL;
 	}
 	*out = json_string_value(v);
+	return 0;
+}
+
+/*
+ * audit_sinks: names of the configuration's sinks (docs/daemon.md, "sinks")
+ * that get this run's records besides the node-wide ones; each once.  The
+ * names point into `body`.  0, or -EINVAL with `msg` filled.
+ */
+static int audit_sinks_of(struct daemon *d, json_t *body, const char ***names, size_t *count,
+			  char *msg, size_t len)
+{
+	json_t *list = json_object_get(body, "audit_sinks"), *item;
+	size_t i, configured = d->cfg.sink_count;
+
+	*names = NULL;
+	*count = 0;
+	if (!list || json_is_null(list))
+		return 0;
+	if (!json_is_array(list)) {
+		snprintf(msg, len, "audit_sinks: must be an array of the names of sinks the daemon "
+				   "configuration lists (it lists %zu)", configured);
+		return -EINVAL;
+	}
+	*names = calloc(json_array_size(list) + 1, sizeof(**names));
+	if (!*names) {
+		snprintf(msg, len, "out of memory");
+		return -EINVAL;
+	}
+	json_array_foreach(list, i, item) {
+		const char *name = json_string_value(item);
+
+		if (!name || strlen(name) != json_string_length(item)) {
+			snprintf(msg, len, "audit_sinks[%zu]: must be a sink's name (a string)", i);
+			return -EINVAL;
+		}
+		if (!daemon_config_sink(&d->cfg, name)) {
+			snprintf(msg, len, "audit_sinks[%zu]: the daemon configuration has no sink "
+					   "named '%.64s'%s (docs/daemon.md, \"sinks\")", i, name,
+				 configured ? "" : ": it lists none");
+			return -EINVAL;
+		}
+		for (size_t j = 0; j < *count; j++) {
+			if (strcmp((*names)[j], name) == 0) {
+				snprintf(msg, len, "audit_sinks[%zu]: '%.64s' is listed twice", i,
+					 name);
+				return -EINVAL;
+			}
+		}
+		(*names)[(*count)++] = name;
+	}
 	return 0;
 }
 
@@ -311,6 +361,8 @@ static void post_runs(struct daemon *d, struct evhttp_request *req, const struct
 		goto bad;
 	}
 	cr.audit_allowed = json_is_true(value);
+	if (audit_sinks_of(d, body, &cr.audit_sinks, &cr.audit_sink_count, msg, sizeof(msg)))
+		goto bad;
 	cr.env = json_object_get(body, "env");
 	if (cr.env) {
 		if (!json_is_object(cr.env)) {
@@ -375,11 +427,13 @@ static void post_runs(struct daemon *d, struct evhttp_request *req, const struct
 	} else {
 		api_json_reply(req, 201, json_incref(r->rec));
 	}
+	free(cr.audit_sinks);
 	free(args);
 	free(decoded);
 	json_decref(body);
 	return;
 bad:
+	free(cr.audit_sinks);
 	free(args);
 	free(decoded);
 	json_decref(body);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "common/cleanup.h"
 #include "policyc/policyc_internal.h"
@@ -24,6 +25,8 @@
 #include "policyc/values.h"
 #include "policyc/yaml_tree_internal.h"
 #include "runtime/daemon/config.h"
+#include "runtime/sink/spool.h"
+#include "runtime/sink/syslog.h"
 
 #define DEFAULT_PASSWD "/etc/passwd"
 #define DEFAULT_GROUP "/etc/group"
@@ -73,6 +76,7 @@ struct config_ctx {
 	 */
 	struct caller_ref *refs;
 	size_t ref_count;
+	struct daemon_sink *sink;	/* the entry of `sinks` being checked */
 };
 
 static struct config_ctx *ctx_of(struct tp_schema *schema)
@@ -93,6 +97,8 @@ static void free_strings(char **items, size_t count)
 	free(items);
 }
 
+static void daemon_sinks_free(struct daemon_sink *sinks, size_t count);
+
 void daemon_config_free(struct daemon_config *cfg)
 {
 	if (!cfg)
@@ -105,6 +111,7 @@ void daemon_config_free(struct daemon_config *cfg)
 		free_strings(cfg->callers[i].workspaces, cfg->callers[i].workspace_count);
 	}
 	free(cfg->callers);
+	daemon_sinks_free(cfg->sinks, cfg->sink_count);
 	*cfg = (struct daemon_config){ 0 };
 }
 
@@ -877,6 +884,347 @@ static int check_callers(struct tp_schema *schema, const struct tp_schema_key *k
 					 caller_ref_compare, caller_duplicate, NULL);
 }
 
+
+/* ---- sinks -------------------------------------------------------------- */
+
+static const char *const sink_type_names[] = {
+	[DAEMON_SINK_SYSLOG_TCP] = "syslog-tcp",   [DAEMON_SINK_SYSLOG_TLS] = "syslog-tls",
+	[DAEMON_SINK_SYSLOG_UNIX] = "syslog-unix", [DAEMON_SINK_JSONL_FILE] = "jsonl-file",
+	[DAEMON_SINK_JSONL_UNIX] = "jsonl-unix",
+};
+
+/* RFC 5424 6.2.1's facilities by name; kern (0) is the kernel's alone. */
+static const char *const facility_names[24] = {
+	[1] = "user",	  [2] = "mail",	    [3] = "daemon",   [4] = "auth",
+	[5] = "syslog",	  [6] = "lpr",	    [7] = "news",     [8] = "uucp",
+	[9] = "cron",	  [10] = "authpriv", [11] = "ftp",    [16] = "local0",
+	[17] = "local1",  [18] = "local2",  [19] = "local3",  [20] = "local4",
+	[21] = "local5",  [22] = "local6",  [23] = "local7",
+};
+
+const char *daemon_sink_type_name(enum daemon_sink_type type)
+{
+	return type >= DAEMON_SINK_SYSLOG_TCP && type <= DAEMON_SINK_JSONL_UNIX ?
+		       sink_type_names[type] : "unknown";
+}
+
+static void daemon_sink_clear(struct daemon_sink *sink)
+{
+	free(sink->name);
+	free(sink->address);
+	free(sink->path);
+	free(sink->ca_file);
+	free(sink->cert_file);
+	free(sink->key_file);
+	free(sink->server_name);
+	*sink = (struct daemon_sink){ 0 };
+}
+
+static void daemon_sinks_free(struct daemon_sink *sinks, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		daemon_sink_clear(&sinks[i]);
+	free(sinks);
+}
+
+const struct daemon_sink *daemon_config_sink(const struct daemon_config *cfg, const char *name)
+{
+	for (size_t i = 0; cfg && name && i < cfg->sink_count; i++)
+		if (strcmp(cfg->sinks[i].name, name) == 0)
+			return &cfg->sinks[i];
+	return NULL;
+}
+
+static bool sink_name_valid(const char *text, size_t len)
+{
+	if (len == 0 || len > DAEMON_SINK_NAME_MAX || strlen(text) != len ||
+	    !((text[0] >= 'a' && text[0] <= 'z') || (text[0] >= 'A' && text[0] <= 'Z') ||
+	      (text[0] >= '0' && text[0] <= '9')))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!((text[i] >= 'a' && text[i] <= 'z') || (text[i] >= 'A' && text[i] <= 'Z') ||
+		      (text[i] >= '0' && text[i] <= '9') || text[i] == '.' || text[i] == '_' ||
+		      text[i] == '-'))
+			return false;
+	return true;
+}
+
+enum sink_field {
+	SINK_NAME, SINK_TYPE, SINK_ADDRESS, SINK_PATH, SINK_CA_FILE, SINK_CERT_FILE,
+	SINK_KEY_FILE, SINK_SERVER_NAME, SINK_FACILITY, SINK_FORMAT, SINK_SPOOL_BYTES,
+	SINK_DEFAULT,
+};
+
+/* An absolute path, normalised, into *out. */
+static int sink_path(struct tp_schema *schema, const struct tp_schema_key *key,
+		     const struct yt_node *value, char **out)
+{
+	char excerpt[TP_EXCERPT_MAX];
+	int r = tp_schema_expect_text(schema, key, value);
+
+	if (r <= 0)
+		return r;
+	if (value->scalar.text[0] != '/')
+		return tp_schema_report(schema, value,
+					"'%s' must be an absolute path (starting with '/'), got '%s'",
+					key->name,
+					tp_excerpt(excerpt, value->scalar.text, value->scalar.len));
+	free(*out);
+	*out = tp_path_normalize(value->scalar.text);
+	return *out ? 0 : -ENOMEM;
+}
+
+static int check_sink_field(struct tp_schema *schema, const struct tp_schema_key *key,
+			    const struct yt_pair *pair)
+{
+	struct daemon_sink *sink = ctx_of(schema)->sink;
+	const struct yt_node *value = pair->value;
+	char why[TP_WHY_MAX], excerpt[TP_EXCERPT_MAX];
+	struct sockaddr_storage addr;
+	socklen_t addr_len;
+	uint64_t v;
+	bool flag;
+	int r, i;
+
+	switch ((enum sink_field)key->arg) {
+	case SINK_NAME:
+		r = tp_schema_expect_text(schema, key, value);
+		if (r <= 0)
+			return r;
+		if (!sink_name_valid(value->scalar.text, value->scalar.len))
+			return tp_schema_report(schema, value,
+						"invalid sink name '%s': 1 to %d letters, digits, "
+						"'.', '_' or '-', starting with a letter or digit",
+						tp_excerpt(excerpt, value->scalar.text,
+							   value->scalar.len),
+						DAEMON_SINK_NAME_MAX);
+		sink->name = strndup(value->scalar.text, value->scalar.len);
+		return sink->name ? 0 : -ENOMEM;
+	case SINK_TYPE:
+		i = tp_schema_check_enum(schema, key, value, sink_type_names + 1,
+					 ARRAY_SIZE(sink_type_names) - 1);
+		if (i >= 0)
+			sink->type = (enum daemon_sink_type)(i + 1);
+		return tp_schema_enum_status(i);
+	case SINK_ADDRESS:
+		r = tp_schema_expect_text(schema, key, value);
+		if (r <= 0)
+			return r;
+		r = syslog_address_parse(value->scalar.text, &addr, &addr_len, NULL);
+		if (r == -EINVAL)
+			return tp_schema_report(schema, value,
+						"invalid 'address' '%s': write an IPv4 address and "
+						"port (192.0.2.10:6514) or an IPv6 one in brackets "
+						"([2001:db8::10]:6514); names are not resolved (give "
+						"the name to check as 'server_name')",
+						tp_excerpt(excerpt, value->scalar.text,
+							   value->scalar.len));
+		if (r < 0)
+			return r;
+		sink->address = strndup(value->scalar.text, value->scalar.len);
+		return sink->address ? 0 : -ENOMEM;
+	case SINK_PATH:
+		return sink_path(schema, key, value, &sink->path);
+	case SINK_CA_FILE:
+		return sink_path(schema, key, value, &sink->ca_file);
+	case SINK_CERT_FILE:
+		return sink_path(schema, key, value, &sink->cert_file);
+	case SINK_KEY_FILE:
+		return sink_path(schema, key, value, &sink->key_file);
+	case SINK_SERVER_NAME:
+		r = tp_schema_expect_text(schema, key, value);
+		if (r <= 0)
+			return r;
+		if (tp_parse_hostname(value->scalar.text, value->scalar.len, &sink->server_name,
+				      why, sizeof(why)) < 0)
+			return tp_schema_invalid(schema, key, value, why);
+		return 0;
+	case SINK_FACILITY:	/* check_sink_facility */
+		return 0;
+	case SINK_FORMAT:
+		if (yt_scalar_equals(value, "json"))
+			return 0;
+		return tp_schema_report(schema, value,
+					"'format' must be \"json\" (the record's JSON object as the "
+					"message); OCSF is not available in this tether yet");
+	case SINK_SPOOL_BYTES:
+		r = tp_schema_expect_text(schema, key, value);
+		if (r <= 0)
+			return r;
+		if (tp_parse_size(value->scalar.text, value->scalar.len, SPOOL_MIN_BYTES,
+				  1ull << 40, &v, why, sizeof(why)) < 0)
+			return tp_schema_invalid(schema, key, value, why);
+		sink->spool_bytes = v;
+		return 0;
+	case SINK_DEFAULT:
+		r = tp_schema_expect_text(schema, key, value);
+		if (r <= 0)
+			return r;
+		if (tp_parse_bool(value->scalar.text, value->scalar.len, &flag, why, sizeof(why)) < 0)
+			return tp_schema_invalid(schema, key, value, why);
+		sink->is_default = flag;
+		return 0;
+	}
+	return 0;
+}
+
+/* A facility by its name (RFC 5424 6.2.1); kern is the kernel's alone. */
+static int check_sink_facility(struct tp_schema *schema, const struct tp_schema_key *key,
+			       const struct yt_pair *pair)
+{
+	struct daemon_sink *sink = ctx_of(schema)->sink;
+	const struct yt_node *value = pair->value;
+	char excerpt[TP_EXCERPT_MAX];
+	int r = tp_schema_expect_text(schema, key, value);
+
+	if (r <= 0)
+		return r;
+	for (unsigned int f = 1; f < ARRAY_SIZE(facility_names); f++) {
+		if (facility_names[f] && yt_scalar_equals(value, facility_names[f])) {
+			sink->facility = f;
+			return 0;
+		}
+	}
+	return tp_schema_report(schema, value,
+				"invalid 'facility' '%s': a syslog facility name (local0 to "
+				"local7, authpriv, auth, daemon, user, ...; not kern)",
+				tp_excerpt(excerpt, value->scalar.text, value->scalar.len));
+}
+
+static const struct tp_schema_key sink_keys[] = {
+	TP_SCHEMA_KEY("name", check_sink_field, true, SINK_NAME),
+	TP_SCHEMA_KEY("type", check_sink_field, true, SINK_TYPE),
+	TP_SCHEMA_KEY("address", check_sink_field, false, SINK_ADDRESS),
+	TP_SCHEMA_KEY("path", check_sink_field, false, SINK_PATH),
+	TP_SCHEMA_KEY("ca_file", check_sink_field, false, SINK_CA_FILE),
+	TP_SCHEMA_KEY("cert_file", check_sink_field, false, SINK_CERT_FILE),
+	TP_SCHEMA_KEY("key_file", check_sink_field, false, SINK_KEY_FILE),
+	TP_SCHEMA_KEY("server_name", check_sink_field, false, SINK_SERVER_NAME),
+	TP_SCHEMA_KEY("facility", check_sink_facility, false, SINK_FACILITY),
+	TP_SCHEMA_KEY("format", check_sink_field, false, SINK_FORMAT),
+	TP_SCHEMA_KEY("spool_bytes", check_sink_field, false, SINK_SPOOL_BYTES),
+	TP_SCHEMA_KEY("default", check_sink_field, false, SINK_DEFAULT),
+};
+
+/* Which keys a type needs and allows: reported at the entry. */
+static int check_sink_keys(struct tp_schema *schema, const struct yt_node *item,
+			   const struct daemon_sink *sink)
+{
+	bool syslog = sink->type <= DAEMON_SINK_SYSLOG_UNIX;
+	bool net = sink->type == DAEMON_SINK_SYSLOG_TCP || sink->type == DAEMON_SINK_SYSLOG_TLS;
+	bool tls = sink->type == DAEMON_SINK_SYSLOG_TLS;
+	const char *type = daemon_sink_type_name(sink->type);
+	static const struct {
+		const char *key;
+		int needs;	/* 0 syslog-*, 1 syslog-tcp/tls, 2 syslog-tls, 3 not syslog-tcp/tls,
+				 * 4 spooled (syslog-*, jsonl-unix) */
+	} scoped[] = {
+		{ "address", 1 }, { "path", 3 }, { "ca_file", 2 }, { "cert_file", 2 },
+		{ "key_file", 2 }, { "server_name", 2 }, { "facility", 0 }, { "format", 0 },
+		{ "spool_bytes", 4 },
+	};
+	int r = 0;
+
+	for (size_t i = 0; i < item->mapping.count && r >= 0; i++) {
+		const struct yt_pair *pair = &item->mapping.pairs[i];
+
+		for (size_t k = 0; k < ARRAY_SIZE(scoped); k++) {
+			int needs = scoped[k].needs;
+			bool allowed = needs == 0 ? syslog : needs == 1 ? net : needs == 2 ? tls :
+				       needs == 3 ? !net : sink->type != DAEMON_SINK_JSONL_FILE;
+
+			if (yt_scalar_equals(pair->key, scoped[k].key) && !allowed)
+				r = tp_schema_report(schema, pair->key,
+						     "'%s' does not apply to a sink of type '%s'",
+						     scoped[k].key, type);
+		}
+	}
+	if (r >= 0 && net && !sink->address)
+		r = tp_schema_report(schema, item, "a sink of type '%s' needs 'address' "
+					       "(IPv4:port or [IPv6]:port)", type);
+	if (r >= 0 && !net && !sink->path)
+		r = tp_schema_report(schema, item, "a sink of type '%s' needs 'path' (%s)", type,
+				     sink->type == DAEMON_SINK_SYSLOG_UNIX ? "a datagram socket, "
+				     "e.g. /dev/log" : sink->type == DAEMON_SINK_JSONL_FILE ?
+				     "the file records are appended to" : "a stream socket");
+	if (r >= 0 && tls && !sink->ca_file)
+		r = tp_schema_report(schema, item, "a sink of type 'syslog-tls' needs 'ca_file': "
+					       "the collector's certificate is always checked");
+	if (r >= 0 && tls && !sink->cert_file != !sink->key_file)
+		r = tp_schema_report(schema, item, "'cert_file' and 'key_file' go together (a "
+					       "client certificate and its key)");
+	return r;
+}
+
+/* By name; entries whose name was invalid (NULL) first, never duplicates. */
+static int sink_ref_compare(const void *a, const void *b)
+{
+	const char *x = ((const struct daemon_sink *)a)->name;
+	const char *y = ((const struct daemon_sink *)b)->name;
+
+	if (!x || !y)
+		return !y - !x;
+	return strcmp(x, y);
+}
+
+static int sink_duplicate(struct tp_schema *schema, const void *later, const void *first)
+{
+	const struct daemon_sink *l = later, *f = first;
+
+	if (!l->name)
+		return 0;
+	return tp_schema_report_at(schema, (struct tp_pos){ l->line, l->column },
+				   "sink name '%s' is used already (at line %u, column %u): names "
+				   "are unique", l->name, f->line, f->column);
+}
+
+static int check_sinks(struct tp_schema *schema, const struct tp_schema_key *key,
+		       const struct yt_pair *pair)
+{
+	struct config_ctx *ctx = ctx_of(schema);
+	struct daemon_config *cfg = ctx->cfg;
+	const struct yt_node *value = pair->value;
+	size_t count = value->kind == YT_SEQUENCE ? value->sequence.count : 0;
+	int r = tp_schema_expect_kind(schema, key, value, YT_SEQUENCE);
+
+	if (r <= 0)
+		return r;
+	if (count == 0)
+		return tp_schema_report(schema, value, "'sinks' must not be empty: leave the key "
+						       "out for none");
+	cfg->sinks = calloc(count, sizeof(*cfg->sinks));
+	if (!cfg->sinks)
+		return -ENOMEM;
+	for (size_t i = 0; i < count; i++) {
+		const struct yt_node *item = value->sequence.items[i];
+		struct daemon_sink *sink = &cfg->sinks[cfg->sink_count];
+		size_t before = schema->diags->count;
+
+		if (item->kind != YT_MAPPING) {
+			r = tp_schema_report(schema, item, "entries of 'sinks' must be mappings with "
+							   "'name' and 'type'; got %s",
+					     yt_node_describe(item));
+			if (r < 0)
+				return r;
+			continue;
+		}
+		*sink = (struct daemon_sink){ .line = item->line, .column = item->column,
+					      .spool_bytes = SYSLOG_DEFAULT_SPOOL_BYTES };
+		ctx->sink = sink;
+		r = tp_schema_check_mapping(schema, "sinks", item, item, sink_keys,
+					    ARRAY_SIZE(sink_keys));
+		if (r >= 0 && schema->diags->count == before)
+			r = check_sink_keys(schema, item, sink);
+		ctx->sink = NULL;
+		/* kept with its problems too: a later entry may repeat its name */
+		cfg->sink_count++;
+		if (r < 0)
+			return r;
+	}
+	return tp_schema_find_duplicates(schema, cfg->sinks, cfg->sink_count, sizeof(*cfg->sinks),
+					 sink_ref_compare, sink_duplicate, NULL);
+}
+
 static const struct tp_schema_key top_keys[] = {
 	TP_SCHEMA_KEY("version", check_version, true, 0),
 	TP_SCHEMA_KEY("socket", check_path, false, PATH_SOCKET),
@@ -885,6 +1233,7 @@ static const struct tp_schema_key top_keys[] = {
 	TP_SCHEMA_KEY("max_runs", check_max_runs, false, 0),
 	TP_SCHEMA_KEY("audit_rate_limit", check_audit_rate_limit, false, 0),
 	TP_SCHEMA_KEY("callers", check_callers, false, 0),
+	TP_SCHEMA_KEY("sinks", check_sinks, false, 0),
 };
 
 /* ---- entry points ------------------------------------------------------ */

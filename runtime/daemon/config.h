@@ -131,6 +131,8 @@ struct daemon_caller {
 	unsigned int line;	/* of the entry in the file; 0 for the default entry */
 };
 
+struct daemon_sink;
+
 struct daemon_config {
 	char *socket_path;	/* absolute, normalised */
 	char *state_dir;	/* absolute, normalised */
@@ -141,6 +143,8 @@ struct daemon_config {
 	uint64_t audit_rate_limit;
 	struct daemon_caller *callers;	/* in file order; never empty */
 	size_t caller_count;	/* at least 1 */
+	struct daemon_sink *sinks;	/* `sinks:`, in file order; NULL: none */
+	size_t sink_count;
 };
 
 /* Where names are resolved; for tests.  A NULL struct or member: the system's. */
@@ -211,5 +215,55 @@ bool daemon_config_allows_workspace(const struct daemon_config *cfg, uint32_t ui
  * an option).  "*" is not a name.  False for NULL.
  */
 bool daemon_tenant_valid(const char *tenant);
+
+/* ---- sinks: where records go besides each run's records file ---------------
+ *
+ *   sinks:                            # optional; a non-empty list
+ *     - name: siem                    # required; unique; 1-64 of [A-Za-z0-9._-]
+ *       type: syslog-tls              # required; see enum daemon_sink_type
+ *       address: 192.0.2.10:6514      # syslog-tcp, syslog-tls: IPv4:port or [IPv6]:port
+ *       ca_file: /etc/tether/siem-ca.pem   # syslog-tls: required
+ *       cert_file: /etc/tether/node.pem    # syslog-tls: optional, with key_file
+ *       key_file: /etc/tether/node.key
+ *       server_name: siem.example.com # syslog-tls: the name checked; default the address
+ *       facility: local0              # syslog-*: a facility name; default local0
+ *       format: json                  # syslog-*: the MSG; "json" (the only one today)
+ *       spool_bytes: 64MiB            # syslog-*: the spool's cap; default 64MiB
+ *       default: true                 # every run's records (default false: only the
+ *                                     # runs that name it in `audit_sinks`)
+ *     - name: local
+ *       type: syslog-unix
+ *       path: /dev/log                # syslog-unix, jsonl-file, jsonl-unix: absolute
+ *
+ * docs/daemon.md is the reference, docs/audit.md ("Exporting records: syslog
+ * and spools") says what each type writes and guarantees.  A syslog sink's
+ * spool is <state_dir>/spool/<name>.
+ */
+enum daemon_sink_type {
+	DAEMON_SINK_SYSLOG_TCP = 1,	/* "syslog-tcp": RFC 5424 over TCP, RFC 6587 framing */
+	DAEMON_SINK_SYSLOG_TLS,		/* "syslog-tls": RFC 5425 */
+	DAEMON_SINK_SYSLOG_UNIX,	/* "syslog-unix": a unix datagram socket (/dev/log) */
+	DAEMON_SINK_JSONL_FILE,		/* "jsonl-file": JSON Lines appended to a file (0600) */
+	DAEMON_SINK_JSONL_UNIX,		/* "jsonl-unix": JSON Lines to a unix stream socket */
+};
+
+#define DAEMON_SINK_NAME_MAX	64
+
+struct daemon_sink {
+	char *name;
+	enum daemon_sink_type type;
+	char *address;		/* syslog-tcp, syslog-tls; else NULL */
+	char *path;		/* syslog-unix, jsonl-*; else NULL */
+	char *ca_file, *cert_file, *key_file, *server_name;	/* syslog-tls; NULL: not set */
+	unsigned int facility;	/* 0..23; syslog-* only */
+	uint64_t spool_bytes;	/* syslog-*; SYSLOG_DEFAULT_SPOOL_BYTES when not set */
+	bool is_default;	/* `default: true` */
+	unsigned int line, column;	/* of the entry */
+};
+
+/* The sink named `name`, or NULL. */
+const struct daemon_sink *daemon_config_sink(const struct daemon_config *cfg, const char *name);
+/* "syslog-tcp", ... */
+const char *daemon_sink_type_name(enum daemon_sink_type type);
 
 #endif

@@ -366,6 +366,7 @@ static void daemon_free(struct daemon *d)
 		close(d->state_fd);
 	if (d->lock_fd >= 0)
 		close(d->lock_fd);
+	daemon_sinks_close(d);
 	daemon_config_free(&d->cfg);
 }
 
@@ -462,6 +463,10 @@ int daemon_main(const struct daemon_options *opts)
 	if (r) {
 		fprintf(stderr, "tether daemon: %s\n", why);
 		ret = r == -EBUSY ? TETHER_EXIT_DAEMON_RUNNING : TETHER_EXIT_RUN_ERROR;
+		goto out;
+	}
+	if (daemon_sinks_open(&d, why, sizeof(why))) {
+		fprintf(stderr, "tether daemon: %s\n", why);
 		goto out;
 	}
 	snprintf(stdio_path, sizeof(stdio_path), "%s" DAEMON_STDIO_SUFFIX, d.cfg.socket_path);

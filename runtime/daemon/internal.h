@@ -107,6 +107,8 @@ struct daemon {
 	struct stdio_lease *leases;
 	struct daemon_metrics m;
 	bool stopping;
+	/* the configuration's sinks (cfg.sinks, same order), open while the daemon is */
+	struct sink **sinks;
 };
 
 extern const char *const metric_kind_names[METRIC_KINDS];
@@ -135,6 +137,9 @@ struct create_request {
 	bool stdin_pipe;
 	int passed[3];			/* -1: none */
 	bool audit_allowed;
+	/* audit_sinks: configured sinks (cfg.sinks) named for this run, checked; borrowed */
+	const char **audit_sinks;
+	size_t audit_sink_count;
 	struct caller caller;
 };
 /* 0 and *out (201), or an HTTP status with `msg` (and diagnostics for 400) filled. */
@@ -164,6 +169,21 @@ int stdio_init(struct daemon *d);
 /* Takes the lease's descriptors (they become the caller's); -ENOENT: no such token of uid. */
 int stdio_claim(struct daemon *d, const char *token, uint32_t uid, int fds[3]);
 void stdio_free_all(struct daemon *d);
+
+/* runtime/daemon/sinks.c */
+struct sink;
+/* Opens every configured sink; 0, or a negative errno with `why` filled (none open). */
+int daemon_sinks_open(struct daemon *d, char *why, size_t len);
+/* Closes them: each sends what it can within its close time; what is left stays spooled. */
+void daemon_sinks_close(struct daemon *d);
+/*
+ * The sinks a run's records go to besides its records file: every default
+ * one and the ones `names` names (checked by the API), in configuration
+ * order, each once.  *out is malloc'd (the sinks are the daemon's, shared);
+ * 0, -ENOENT (names given but no sink open) or -ENOMEM.
+ */
+int daemon_sinks_for_run(const struct daemon *d, const char *const *names, size_t count,
+			 struct sink ***out, size_t *out_count);
 
 /* runtime/daemon/daemon.c */
 void daemon_log(struct daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

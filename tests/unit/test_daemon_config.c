@@ -16,6 +16,7 @@
 
 #include "policyc/policy.h"
 #include "runtime/daemon/config.h"
+#include "runtime/sink/syslog.h"
 
 /* short, so every path below it fits with room to spare */
 static char top[64];
@@ -378,7 +379,7 @@ Test(daemon_config, bad_arguments)
 
 /* ---- errors, each kind --------------------------------------------------- */
 
-#define TOP_KEYS "version, socket, socket_group, state_dir, max_runs, audit_rate_limit, callers"
+#define TOP_KEYS "version, socket, socket_group, state_dir, max_runs, audit_rate_limit, callers, sinks"
 #define CALLER_KEYS "uid, user, gid, group, tenants, envelopes, workspaces"
 
 Test(daemon_config, document_shape)
@@ -971,4 +972,88 @@ Test(daemon_config, audit_rate_limit)
 	daemon_config_free(&cfg);
 	expect_errors("version: 1\naudit_rate_limit: -1\n",
 		      "t.yaml:2:19: error: invalid 'audit_rate_limit': '-1' is negative; a number cannot be negative\n");
+}
+
+/* ---- sinks (docs/daemon.md, "sinks") ---------------------------------------- */
+
+Test(daemon_config, sinks_every_type)
+{
+	const struct daemon_sink *s;
+
+	expect_valid("version: 1\n"
+		     "sinks:\n"
+		     "  - name: siem\n"
+		     "    type: syslog-tls\n"
+		     "    address: 192.0.2.10:6514\n"
+		     "    ca_file: /etc/tether//ca.pem\n"
+		     "    cert_file: /etc/tether/node.pem\n"
+		     "    key_file: /etc/tether/node.key\n"
+		     "    server_name: SIEM.example.com\n"
+		     "    facility: authpriv\n"
+		     "    format: json\n"
+		     "    spool_bytes: 16MiB\n"
+		     "    default: true\n"
+		     "  - {name: tcp6, type: syslog-tcp, address: '[2001:db8::1]:514'}\n"
+		     "  - {name: local, type: syslog-unix, path: /dev/log}\n"
+		     "  - {name: file, type: jsonl-file, path: /var/log/tether/records.jsonl}\n"
+		     "  - {name: stream, type: jsonl-unix, path: /run/collector.sock, "
+		     "spool_bytes: 1MiB}\n");
+	cr_assert_eq(cfg.sink_count, 5);
+	s = daemon_config_sink(&cfg, "siem");
+	cr_assert_not_null(s);
+	cr_expect_eq(s->type, DAEMON_SINK_SYSLOG_TLS);
+	cr_expect_str_eq(s->address, "192.0.2.10:6514");
+	cr_expect_str_eq(s->ca_file, "/etc/tether/ca.pem");
+	cr_expect_str_eq(s->server_name, "siem.example.com");
+	cr_expect_eq(s->facility, 10);
+	cr_expect_eq(s->spool_bytes, 16u << 20);
+	cr_expect(s->is_default);
+	s = daemon_config_sink(&cfg, "tcp6");
+	cr_assert_not_null(s);
+	cr_expect_eq(s->facility, 0, "not set: the sink's default (local0)");
+	cr_expect_eq(s->spool_bytes, SYSLOG_DEFAULT_SPOOL_BYTES);
+	cr_expect_not(s->is_default);
+	cr_expect_eq(daemon_config_sink(&cfg, "file")->type, DAEMON_SINK_JSONL_FILE);
+	cr_expect_eq(daemon_config_sink(&cfg, "stream")->spool_bytes, 1u << 20);
+	cr_expect_null(daemon_config_sink(&cfg, "nope"));
+	daemon_config_free(&cfg);
+}
+
+Test(daemon_config, sinks_errors)
+{
+	expect_errors("version: 1\n"
+		      "sinks:\n"
+		      "  - {name: a, type: syslog-tls, address: 192.0.2.1:6514}\n"
+		      "  - {name: b, type: syslog-tcp, address: collector.example:514}\n"
+		      "  - {name: c, type: syslog-tcp, address: 192.0.2.1:514, path: /x}\n"
+		      "  - {name: d, type: syslog-unix}\n"
+		      "  - {name: a, type: jsonl-file, path: /x}\n"
+		      "  - {name: 'e f', type: nope, path: /x}\n"
+		      "  - {name: g, type: syslog-tcp, address: 192.0.2.1:514, facility: kern}\n"
+		      "  - {name: h, type: syslog-tcp, address: 192.0.2.1:514, spool_bytes: 1KiB}\n"
+		      "  - {name: i, type: syslog-tcp, address: 192.0.2.1:514, format: ocsf}\n"
+		      "  - {name: j, type: jsonl-file, path: /x, ca_file: /ca}\n",
+		      "t.yaml:3:5: error: a sink of type 'syslog-tls' needs 'ca_file': the "
+		      "collector's certificate is always checked\n"
+		      "t.yaml:4:42: error: invalid 'address' 'collector.example:514': write an IPv4 "
+		      "address and port (192.0.2.10:6514) or an IPv6 one in brackets "
+		      "([2001:db8::10]:6514); names are not resolved (give the name to check as "
+		      "'server_name')\n"
+		      "t.yaml:5:57: error: 'path' does not apply to a sink of type 'syslog-tcp'\n"
+		      "t.yaml:6:5: error: a sink of type 'syslog-unix' needs 'path' (a datagram "
+		      "socket, e.g. /dev/log)\n"
+		      "t.yaml:7:5: error: sink name 'a' is used already (at line 3, column 5): names "
+		      "are unique\n"
+		      "t.yaml:8:12: error: invalid sink name 'e f': 1 to 64 letters, digits, '.', '_' "
+		      "or '-', starting with a letter or digit\n"
+		      "t.yaml:8:25: error: 'type' must be one of: syslog-tcp, syslog-tls, "
+		      "syslog-unix, jsonl-file, jsonl-unix; got 'nope'\n"
+		      "t.yaml:9:67: error: invalid 'facility' 'kern': a syslog facility name (local0 "
+		      "to local7, authpriv, auth, daemon, user, ...; not kern)\n"
+		      "t.yaml:10:70: error: invalid 'spool_bytes': '1KiB' is too small; the minimum "
+		      "is 16KiB\n"
+		      "t.yaml:11:65: error: 'format' must be \"json\" (the record's JSON object as "
+		      "the message); OCSF is not available in this tether yet\n"
+		      "t.yaml:12:43: error: 'ca_file' does not apply to a sink of type "
+		      "'jsonl-file'\n");
 }

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The node's configured sinks (config.h, `sinks:`; docs/daemon.md): opened
+ * once when the daemon starts, shared by every run whose records they get,
+ * closed when it stops.  A syslog sink's spool is <state_dir>/spool/<name>,
+ * so records spooled while a collector was away survive a daemon restart.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime/daemon/config.h"
+#include "runtime/daemon/internal.h"
+#include "runtime/sink/sink.h"
+#include "runtime/sink/syslog.h"
+
+static int open_jsonl_file(const struct daemon_sink *cfg, struct sink **out, char *why,
+			   size_t len)
+{
+	struct stat st;
+	int fd, r;
+
+	/* read too: the sink looks at the last byte (a line an earlier writer left cut) */
+	fd = open(cfg->path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY,
+		  0600);
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+		close(fd);
+		fd = -1;
+		errno = EINVAL;
+	}
+	if (fd < 0) {
+		r = -errno;
+		snprintf(why, len, "sink %s: cannot open %s: %s", cfg->name, cfg->path,
+			 r == -EINVAL ? "not a regular file" : strerror(-r));
+		return r;
+	}
+	r = sink_jsonl_open(fd, true, out);
+	if (r < 0) {
+		close(fd);
+		snprintf(why, len, "sink %s: %s", cfg->name, strerror(-r));
+	}
+	return r;
+}
+
+/* One configured sink; `why` says what failed. */
+static int open_one(const struct daemon *d, const struct daemon_sink *cfg, struct sink **out,
+		    char *why, size_t len)
+{
+	static const enum syslog_transport transports[] = {
+		[DAEMON_SINK_SYSLOG_TCP] = SYSLOG_TCP,
+		[DAEMON_SINK_SYSLOG_TLS] = SYSLOG_TLS,
+		[DAEMON_SINK_SYSLOG_UNIX] = SYSLOG_UNIX,
+		[DAEMON_SINK_JSONL_UNIX] = SYSLOG_JSONL_UNIX,
+	};
+	char spool[PATH_MAX];
+	struct syslog_options o;
+	int r;
+
+	if (cfg->type == DAEMON_SINK_JSONL_FILE)
+		return open_jsonl_file(cfg, out, why, len);
+	if ((size_t)snprintf(spool, sizeof(spool), "%s/spool", d->cfg.state_dir) >= sizeof(spool) ||
+	    (mkdir(spool, 0700) < 0 && errno != EEXIST) ||
+	    (size_t)snprintf(spool, sizeof(spool), "%s/spool/%s", d->cfg.state_dir, cfg->name) >=
+		    sizeof(spool)) {
+		r = errno ? -errno : -ENAMETOOLONG;
+		snprintf(why, len, "sink %s: cannot make its spool directory in %s/spool: %s",
+			 cfg->name, d->cfg.state_dir, strerror(-r));
+		return r;
+	}
+	o = (struct syslog_options){
+		.name = cfg->name,
+		.transport = transports[cfg->type],
+		.address = cfg->address,
+		.path = cfg->path,
+		.ca_file = cfg->ca_file,
+		.cert_file = cfg->cert_file,
+		.key_file = cfg->key_file,
+		.server_name = cfg->server_name,
+		.facility = cfg->facility,
+		.format = SYSLOG_FORMAT_JSON,
+		.spool_dir = spool,
+		.spool_bytes = cfg->spool_bytes,
+	};
+	r = sink_syslog_open(&o, out);
+	if (r < 0)
+		snprintf(why, len, "sink %s (%s, line %u of the configuration): %s (said above)",
+			 cfg->name, daemon_sink_type_name(cfg->type), cfg->line, strerror(-r));
+	return r;
+}
+
+int daemon_sinks_open(struct daemon *d, char *why, size_t len)
+{
+	if (!d->cfg.sink_count)
+		return 0;
+	d->sinks = calloc(d->cfg.sink_count, sizeof(*d->sinks));
+	if (!d->sinks) {
+		snprintf(why, len, "opening the sinks: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < d->cfg.sink_count; i++) {
+		int r = open_one(d, &d->cfg.sinks[i], &d->sinks[i], why, len);
+
+		if (r < 0) {
+			daemon_sinks_close(d);
+			return r;
+		}
+	}
+	return 0;
+}
+
+void daemon_sinks_close(struct daemon *d)
+{
+	for (size_t i = 0; d->sinks && i < d->cfg.sink_count; i++)
+		sink_close(d->sinks[i]);
+	free(d->sinks);
+	d->sinks = NULL;
+}
+
+int daemon_sinks_for_run(const struct daemon *d, const char *const *names, size_t count,
+			 struct sink ***out, size_t *out_count)
+{
+	struct sink **list;
+	size_t n = 0;
+
+	*out = NULL;
+	*out_count = 0;
+	if (!d->sinks)
+		return count ? -ENOENT : 0;
+	list = calloc(d->cfg.sink_count + 1, sizeof(*list));
+	if (!list)
+		return -ENOMEM;
+	/* in configuration order, each once: a default one named again is not doubled */
+	for (size_t i = 0; i < d->cfg.sink_count; i++) {
+		bool named = d->cfg.sinks[i].is_default;
+
+		for (size_t j = 0; j < count && !named; j++)
+			named = strcmp(names[j], d->cfg.sinks[i].name) == 0;
+		if (named)
+			list[n++] = d->sinks[i];
+	}
+	*out = list;
+	*out_count = n;
+	return 0;
+}
