@@ -38,7 +38,7 @@ CFLAGS      += -std=gnu17 -Wall -Wextra -Werror -Wno-unused-parameter \
 	       -I. -I$(OUTPUT) $(SAN_FLAGS)
 BPF_CFLAGS  := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	       -I. -Ivmlinux -I/usr/include/$(shell uname -m)-linux-gnu
-STATIC_LIBS := -lbpf -lelf -lz -lyaml -levent -ljansson
+STATIC_LIBS := -lbpf -lelf -lz -lyaml -levent -ljansson -lcrypto
 LDFLAGS_STATIC := -static
 
 ifeq ($(V),1)
@@ -102,7 +102,7 @@ $(OUTPUT)/tether: $(OUTPUT)/obj/runtime/main.o $(OUTPUT)/libtether.a
 $(OUTPUT)/tests/unit/%: tests/unit/%.c $(OUTPUT)/libtether.a $(HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lcriterion -lbpf -lelf -lz -lyaml -levent -ljansson
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lcriterion -lbpf -lelf -lz -lyaml -levent -ljansson -lcrypto
 
 # Programs run inside the VM: static, no libc surprises in the initramfs.
 $(OUTPUT)/tests/vm/%: tests/vm/progs/%.c $(HDRS)
@@ -129,7 +129,7 @@ test-unit: $(UNIT_BINS)
 $(OUTPUT)/tests/host/%: tests/host/%.c $(OUTPUT)/libtether.a $(HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml -levent -ljansson
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml -levent -ljansson -lcrypto
 
 test-host: $(OUTPUT)/tether $(OUTPUT)/tests/host/netconfine
 	$(Q)tests/host/run-host-tests $(OUTPUT)/tether
@@ -166,7 +166,7 @@ $(FUZZ_DIR)/obj/%.o: %.c $(HDRS)
 $(FUZZ_BIN): tests/fuzz/fuzz_envelope.c $(FUZZ_OBJS) $(HDRS)
 	$(call msg,CLANG,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -Werror -fsanitize=fuzzer,$(FUZZ_SAN) -o $@ $< \
-		$(FUZZ_OBJS) -lyaml
+		$(FUZZ_OBJS) -lyaml -lcrypto
 
 fuzz-corpus:
 	$(Q)mkdir -p $(FUZZ_DIR)/corpus
@@ -233,7 +233,7 @@ $(BENCH_DIR)/gen: bench/policyc/gen.c
 $(BENCH_DIR)/bench: bench/policyc/bench.c bench/common/stats.h $(OUTPUT)/libtether.a $(HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml -levent -ljansson
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml -levent -ljansson -lcrypto
 
 $(BENCH_DIR)/envelope.yaml: $(BENCH_DIR)/gen
 	$(call msg,GEN,$@)
@@ -256,7 +256,7 @@ $(BENCH_FS_DIR)/loops: bench/fs/loops.c bench/common/stats.h
 $(BENCH_FS_DIR)/envelope: bench/fs/envelope.c $(OUTPUT)/libtether.a $(HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml -levent -ljansson
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml -levent -ljansson -lcrypto
 
 bench-fs: $(OUTPUT)/tether $(BENCH_FS_DIR)/loops $(BENCH_FS_DIR)/envelope
 	$(Q)bench/fs/bench-fs $(OUTPUT)
@@ -275,7 +275,7 @@ $(BENCH_NET_DIR)/loops: bench/net/loops.c bench/common/stats.h
 $(BENCH_NET_DIR)/envelope: bench/net/envelope.c $(OUTPUT)/libtether.a $(HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml -levent -ljansson
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml -levent -ljansson -lcrypto
 
 bench-net: $(OUTPUT)/tether $(BENCH_NET_DIR)/loops $(BENCH_NET_DIR)/envelope
 	$(Q)bench/net/bench-net $(OUTPUT)
