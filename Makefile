@@ -171,7 +171,7 @@ $(FUZZ_DIR)/obj/%.o: %.c $(HDRS)
 $(FUZZ_BIN): tests/fuzz/fuzz_envelope.c $(FUZZ_OBJS) $(HDRS)
 	$(call msg,CLANG,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -Werror -fsanitize=fuzzer,$(FUZZ_SAN) -o $@ $< \
-		$(FUZZ_OBJS) -lyaml
+		$(FUZZ_OBJS) -lyaml -lcrypto
 
 fuzz-corpus:
 	$(Q)mkdir -p $(FUZZ_DIR)/corpus

@@ -1442,8 +1442,7 @@ int tp_policy_digest(const struct tp_policy *policy, uint8_t digest[32])
 	r = tp_policy_encode(policy, &data, &len);
 	if (r)
 		return r;
-	tp_sha256(data, len, digest);
-	return 0;
+	return tp_sha256(data, len, digest);
 }
 
 void tp_digest_text(const uint8_t digest[32], char out[TP_DIGEST_TEXT_MAX])

@@ -156,7 +156,10 @@ void tp_format_duration(uint64_t ms, char out[TP_DURATION_TEXT_MAX]);
 /* Formats milli-CPUs: "2", "0.5", "1.25". */
 void tp_format_cpu(uint64_t milli, char out[TP_SIZE_TEXT_MAX]);
 
-/* sha256 (FIPS 180-4) of `len` bytes. */
-void tp_sha256(const void *data, size_t len, uint8_t digest[32]);
+/*
+ * sha256 (FIPS 180-4) of `len` bytes, by libcrypto.  Returns 0, or -ENOMEM
+ * when libcrypto could not allocate (digest then unwritten).
+ */
+int tp_sha256(const void *data, size_t len, uint8_t digest[32]);
 
 #endif

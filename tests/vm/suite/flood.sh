@@ -64,7 +64,7 @@ if [ $vrc -eq 0 ] && [ $((deny + coal)) -eq 40 ] && [ -n "$recs" ] && [ "${recs%
 	! grep -q '"run_id":"fl1"' "$T/fl2.audit"; then
 	pass "a run beside the flood: its 40 denials all there (in full or coalesced), every seq a record, none lost or suppressed, none of the flood's"
 else
-	fail "victim run" "rc=$vrc deny=$deny coalesced=$coal records/seq_last=$recs: $end"
+	fail "victim run" "rc=$vrc deny=$deny coalesced=$coal records/seq_last=$recs: $end $(tail -n 5 "$T/fl2.out")"
 fi
 rm -rf /srv/flood-out/* /srv/flood-victim/*
 finish

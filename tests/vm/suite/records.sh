@@ -80,7 +80,7 @@ ps_coalesced() {
 
 # end_record ID SEQ RECORDS COALESCED [EGRESS]: the end record of a run that succeeded.
 end_record() {
-	echo "{\"seq\":$2,\"run_id\":\"$1\",\"kind\":\"run\",\"event\":\"end\",\"exit_status\":0,\"audit_records\":$3,\"audit_seq_last\":$3,\"audit_lost\":0,\"audit_malformed\":0,\"audit_coalesced\":$4,\"egress_bytes\":${5:-0},\"ingress_dropped\":0,\"leftover_processes\":0,\"cleanup_verified\":true,\"reason\":\"succeeded\"}"
+	echo "{\"seq\":$2,\"run_id\":\"$1\",\"kind\":\"run\",\"event\":\"end\",\"exit_status\":0,\"audit_records\":$3,\"audit_seq_last\":$3,\"audit_lost\":0,\"audit_malformed\":0,\"audit_coalesced\":$4,\"audit_suppressed\":0,\"egress_bytes\":${5:-0},\"ingress_dropped\":0,\"leftover_processes\":0,\"cleanup_verified\":true,\"reason\":\"succeeded\"}"
 }
 
 # has ID RECORD: the stream holds RECORD exactly (else WHY says so).
