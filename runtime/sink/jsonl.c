@@ -446,8 +446,10 @@ int sink_jsonl_encode(const struct record *rec, struct strbuf *out)
 	return -EINVAL;
 }
 
-struct jsonl_sink {
+struct lines_sink {
 	struct sink sink;
+	struct sink_ops ops;
+	int (*encode)(const struct record *rec, struct strbuf *out);
 	int fd;
 	bool own_fd;
 	/*
@@ -481,15 +483,15 @@ static int write_all(int fd, const char *p, size_t n, size_t *written)
 	return 0;
 }
 
-static int jsonl_write(struct sink *sink, const struct record *rec)
+static int lines_write(struct sink *sink, const struct record *rec)
 {
-	struct jsonl_sink *s = (struct jsonl_sink *)sink;
+	struct lines_sink *s = (struct lines_sink *)sink;
 	size_t written = 0;
 	int r;
 
 	s->line.len = 0;
 	r = s->line_open ? sb_printf(&s->line, "\n") : 0;
-	r = r ?: sink_jsonl_encode(rec, &s->line);
+	r = r ?: s->encode(rec, &s->line);
 	r = r ?: sb_printf(&s->line, "\n");
 	if (!r) {
 		r = write_all(s->fd, s->line.data, s->line.len, &written);
@@ -516,14 +518,14 @@ static bool ends_open(int fd)
 	       pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n';
 }
 
-static int jsonl_flush(struct sink *sink)
+static int lines_flush(struct sink *sink)
 {
-	return ((struct jsonl_sink *)sink)->error;
+	return ((struct lines_sink *)sink)->error;
 }
 
-static int jsonl_close(struct sink *sink)
+static int lines_close(struct sink *sink)
 {
-	struct jsonl_sink *s = (struct jsonl_sink *)sink;
+	struct lines_sink *s = (struct lines_sink *)sink;
 	int r = s->error;
 
 	if (s->own_fd && close(s->fd) < 0 && !r)
@@ -533,23 +535,26 @@ static int jsonl_close(struct sink *sink)
 	return r;
 }
 
-static const struct sink_ops jsonl_ops = {
-	.name = "jsonl",
-	.write = jsonl_write,
-	.flush = jsonl_flush,
-	.close = jsonl_close,
-};
-
-int sink_jsonl_open(int fd, bool own_fd, struct sink **out)
+int sink_lines_open(int fd, bool own_fd, const char *name,
+		    int (*encode)(const struct record *rec, struct strbuf *out), struct sink **out)
 {
-	struct jsonl_sink *s = calloc(1, sizeof(*s));
+	struct lines_sink *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return -ENOMEM;
-	s->sink.ops = &jsonl_ops;
+	s->ops = (struct sink_ops){
+		.name = name, .write = lines_write, .flush = lines_flush, .close = lines_close,
+	};
+	s->sink.ops = &s->ops;
+	s->encode = encode;
 	s->fd = fd;
 	s->own_fd = own_fd;
 	s->line_open = ends_open(fd);
 	*out = &s->sink;
 	return 0;
+}
+
+int sink_jsonl_open(int fd, bool own_fd, struct sink **out)
+{
+	return sink_lines_open(fd, own_fd, "jsonl", sink_jsonl_encode, out);
 }

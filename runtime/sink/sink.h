@@ -59,6 +59,15 @@ static inline int sink_close(struct sink *sink)
 int sink_jsonl_open(int fd, bool own_fd, struct sink **out);
 
 struct strbuf;
+/*
+ * The line writer under sink_jsonl and sink_ocsf: each record as one line of
+ * what `encode` makes of it (without the newline), with sink_jsonl_open's
+ * guarantees (written whole; a line cut short is ended before the next).
+ * Returns 0 or -ENOMEM.
+ */
+int sink_lines_open(int fd, bool own_fd, const char *name,
+		    int (*encode)(const struct record *rec, struct strbuf *out), struct sink **out);
+
 /* The JSON object sink_jsonl writes for `rec`, without the newline. */
 int sink_jsonl_encode(const struct record *rec, struct strbuf *out);
 
