@@ -43,6 +43,7 @@ static const struct cmd {
 	{ "inspect", cmd_inspect, "print one run's record (JSON)" },
 	{ "logs", cmd_logs, "print a run's audit records (-f: follow)" },
 	{ "kill", cmd_kill, "cancel a live run: its processes are killed and its cgroup removed" },
+	{ "audit", cmd_audit, "verify the node log: name each record edited, removed or cut off" },
 	{ "doctor", cmd_doctor, "tell whether this host can confine runs, and how to fix it" },
 	{ "version", cmd_version, "print the version" },
 	{ "help", cmd_help, "show this help" },

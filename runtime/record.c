@@ -263,6 +263,26 @@ const char *const record_flood_kinds[RECORD_FLOOD_KINDS] = {
 	"fs", "proc", "capability", "kernel", "unix", "net",
 };
 
+void record_format_time(uint64_t mono_ns, char *buf, size_t size)
+{
+	struct timespec mono, real;
+	int64_t real_ns;
+	time_t secs;
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &real);
+	real_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
+	if (mono_ns) {
+		clock_gettime(CLOCK_MONOTONIC, &mono);
+		real_ns -= (int64_t)mono.tv_sec * 1000000000 + mono.tv_nsec - (int64_t)mono_ns;
+	}
+	secs = (time_t)(real_ns / 1000000000);
+	gmtime_r(&secs, &tm);
+	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (int)((real_ns % 1000000000) / 1000));
+}
+
 int record_decode(const void *data, size_t size, const struct record_names *names,
 		  struct record_scratch *scratch, struct record *rec)
 {

@@ -28,6 +28,13 @@ enum record_kind {
 	RECORD_KERNEL_NET,	/* struct tether_net_event */
 	RECORD_RUN,		/* a transition of the run, from the controller */
 	RECORD_DNS,		/* a DNS proxy decision */
+	/*
+	 * A line of the node log (runtime/sink/nodelog.h), already encoded:
+	 * its checkpoints and drop records, sent to the log's export sinks as
+	 * the very bytes the log holds.  `line` is the JSON object, no newline;
+	 * `line_kind` its "kind".  OCSF has no class for it and leaves it out.
+	 */
+	RECORD_NODE_LINE,
 };
 
 /* A run of consecutive sequence numbers, first..last inclusive. */
@@ -214,6 +221,10 @@ struct record {
 		struct record_net net;
 		struct record_run run;
 		const struct dns_event *dns;
+		struct {
+			struct record_text line;
+			const char *line_kind;
+		};
 	};
 };
 
@@ -241,6 +252,12 @@ struct record_scratch {
  */
 int record_decode(const void *data, size_t size, const struct record_names *names,
 		  struct record_scratch *scratch, struct record *rec);
+
+/*
+ * A record's "time": RFC 3339 in UTC with microseconds, from its
+ * CLOCK_MONOTONIC nanoseconds (0: now).  `size` at least 32.
+ */
+void record_format_time(uint64_t mono_ns, char *buf, size_t size);
 
 /* Names of the values records carry. */
 const char *record_fs_op_name(uint32_t op);

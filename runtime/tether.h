@@ -44,6 +44,7 @@ int cmd_daemon(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
 
 struct tp_policy;
 struct tp_diags;

@@ -25,24 +25,6 @@
 #include "runtime/record.h"
 #include "runtime/sink/sink.h"
 
-static void format_time(uint64_t mono_ns, char *buf, size_t size)
-{
-	struct timespec mono, real;
-	int64_t delta, real_ns;
-	time_t secs;
-	struct tm tm;
-
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	clock_gettime(CLOCK_REALTIME, &real);
-	delta = (int64_t)mono.tv_sec * 1000000000 + mono.tv_nsec - (int64_t)mono_ns;
-	real_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec - delta;
-	secs = (time_t)(real_ns / 1000000000);
-	gmtime_r(&secs, &tm);
-	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 (int)((real_ns % 1000000000) / 1000));
-}
-
 static void format_addr(const uint8_t addr[16], char *buf, size_t size)
 {
 	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
@@ -98,7 +80,7 @@ static int begin(struct strbuf *out, const struct record *rec, const char *kind)
 	char when[64];
 	int r = sb_printf(out, "{\"schema_version\":%d", RECORD_SCHEMA_VERSION);
 
-	format_time(rec->mono_ns, when, sizeof(when));
+	record_format_time(rec->mono_ns, when, sizeof(when));
 	if (rec->seq)
 		r |= sb_printf(out, ",\"seq\":%llu", (unsigned long long)rec->seq);
 	r |= sb_printf(out, ",\"time\":\"%s\"", when);
@@ -442,6 +424,8 @@ int sink_jsonl_encode(const struct record *rec, struct strbuf *out)
 		return encode_run(rec, out);
 	case RECORD_DNS:
 		return encode_dns(rec, out);
+	case RECORD_NODE_LINE:
+		return sb_printf(out, "%.*s", (int)rec->line.len, rec->line.text) ? -ENOMEM : 0;
 	}
 	return -EINVAL;
 }
@@ -492,6 +476,8 @@ static int lines_write(struct sink *sink, const struct record *rec)
 	s->line.len = 0;
 	r = s->line_open ? sb_printf(&s->line, "\n") : 0;
 	r = r ?: s->encode(rec, &s->line);
+	if (r > 0)	/* nothing this encoding writes for the record */
+		return 0;
 	r = r ?: sb_printf(&s->line, "\n");
 	if (!r) {
 		r = write_all(s->fd, s->line.data, s->line.len, &written);

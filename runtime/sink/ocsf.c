@@ -926,6 +926,8 @@ int ocsf_encode(const struct record *rec, struct strbuf *out)
 		return encode_run(rec, out);
 	case RECORD_DNS:
 		return encode_dns(rec, out);
+	case RECORD_NODE_LINE:
+		return 1;	/* no OCSF class: the node log's own lines stay JSON */
 	}
 	return -EINVAL;
 }

@@ -68,6 +68,7 @@ unsigned int syslog_severity(const struct record *rec)
 								       : TETHER_DECISION_ALLOW;
 		break;
 	case RECORD_RUN:
+	case RECORD_NODE_LINE:
 		break;
 	}
 	if (decision == TETHER_DECISION_DENY)
@@ -105,26 +106,6 @@ int syslog_frame_octet(struct strbuf *out, const char *msg, size_t len)
 	return 0;
 }
 
-/* RFC 3339 in UTC from CLOCK_MONOTONIC nanoseconds, as the JSON's "time". */
-static void format_timestamp(uint64_t mono_ns, char *buf, size_t size)
-{
-	struct timespec mono, real;
-	int64_t real_ns;
-	time_t secs;
-	struct tm tm;
-
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	clock_gettime(CLOCK_REALTIME, &real);
-	real_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
-	if (mono_ns)
-		real_ns -= (int64_t)mono.tv_sec * 1000000000 + mono.tv_nsec - (int64_t)mono_ns;
-	secs = (time_t)(real_ns / 1000000000);
-	gmtime_r(&secs, &tm);
-	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 (int)((real_ns % 1000000000) / 1000));
-}
-
 /* A header field: PRINTUSASCII (33..126) only, at most max bytes; "-" if empty. */
 static int header_field(struct strbuf *out, const char *s, size_t max)
 {
@@ -147,6 +128,8 @@ static const char *record_msgid(const struct record *rec)
 		return "run";
 	case RECORD_DNS:
 		return "dns";
+	case RECORD_NODE_LINE:
+		return rec->line_kind ? rec->line_kind : "node_log";
 	}
 	return "-";
 }
@@ -158,7 +141,7 @@ static int format_head(struct strbuf *out, unsigned int pri, uint64_t mono_ns,
 	char when[64];
 	int r;
 
-	format_timestamp(mono_ns, when, sizeof(when));
+	record_format_time(mono_ns, when, sizeof(when));
 	r = sb_printf(out, "<%u>1 %s ", pri, when);
 	r = r ?: header_field(out, host, 255);
 	r = r ?: sb_printf(out, " tether ");
@@ -326,7 +309,7 @@ static int format_loss(void *ctx, uint64_t id, const struct spool_loss *loss, st
 	char when[64];
 	int r;
 
-	format_timestamp(0, when, sizeof(when));
+	record_format_time(0, when, sizeof(when));
 	/* the id in the body too: the JSON Lines form has no SD to carry it */
 	r = sb_printf(&body, "{\"time\":\"%s\",\"kind\":\"audit_loss\",\"id\":%llu,\"host\":",
 		      when, (unsigned long long)id);
