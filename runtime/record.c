@@ -6,10 +6,13 @@
  * the run's context to exist at all.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
 
 #include "bpf/abi/event.h"
 #include "bpf/abi/rules.h"
@@ -263,19 +266,43 @@ const char *const record_flood_kinds[RECORD_FLOOD_KINDS] = {
 	"fs", "proc", "capability", "kernel", "unix", "net",
 };
 
-void record_format_time(uint64_t mono_ns, char *buf, size_t size)
+void record_boot_id(char *buf, size_t size)
+{
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 0)
+		n = 0;
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+}
+
+uint64_t record_real_ns(const struct record *rec)
 {
 	struct timespec mono, real;
 	int64_t real_ns;
+
+	if (rec->real_ns)
+		return rec->real_ns;
+	clock_gettime(CLOCK_REALTIME, &real);
+	real_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
+	if (rec->mono_ns) {
+		clock_gettime(CLOCK_MONOTONIC, &mono);
+		real_ns -= (int64_t)mono.tv_sec * 1000000000 + mono.tv_nsec - (int64_t)rec->mono_ns;
+	}
+	return real_ns > 0 ? (uint64_t)real_ns : 1;
+}
+
+void record_format_time(uint64_t real_ns, char *buf, size_t size)
+{
+	struct record now = { 0 };
 	time_t secs;
 	struct tm tm;
 
-	clock_gettime(CLOCK_REALTIME, &real);
-	real_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
-	if (mono_ns) {
-		clock_gettime(CLOCK_MONOTONIC, &mono);
-		real_ns -= (int64_t)mono.tv_sec * 1000000000 + mono.tv_nsec - (int64_t)mono_ns;
-	}
+	if (!real_ns)
+		real_ns = record_real_ns(&now);
 	secs = (time_t)(real_ns / 1000000000);
 	gmtime_r(&secs, &tm);
 	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900,

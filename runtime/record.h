@@ -214,6 +214,10 @@ struct record {
 	enum record_kind kind;
 	uint64_t seq;		/* the run's sequence number: kernel and controller share it */
 	uint64_t mono_ns;	/* when, CLOCK_MONOTONIC */
+	/* when, CLOCK_REALTIME ns: 0 (most records) is mono_ns's instant, found
+	 * when a sink encodes it; the fan-out of a run's records sets it once so
+	 * every sink writes the same "time" (record_real_ns()) */
+	uint64_t real_ns;
 	const char *run_id;
 	const struct record_context *ctx;	/* NULL: a record outside any run's stream */
 	union {
@@ -253,11 +257,14 @@ struct record_scratch {
 int record_decode(const void *data, size_t size, const struct record_names *names,
 		  struct record_scratch *scratch, struct record *rec);
 
-/*
- * A record's "time": RFC 3339 in UTC with microseconds, from its
- * CLOCK_MONOTONIC nanoseconds (0: now).  `size` at least 32.
- */
-void record_format_time(uint64_t mono_ns, char *buf, size_t size);
+/* The record's CLOCK_REALTIME nanoseconds: real_ns, else its mono_ns's instant (0: now). */
+uint64_t record_real_ns(const struct record *rec);
+
+/* "time": RFC 3339 in UTC with microseconds, of CLOCK_REALTIME ns (0: now).  size >= 32. */
+void record_format_time(uint64_t real_ns, char *buf, size_t size);
+
+/* The kernel's boot id (36 characters), or "" when it cannot be read. */
+void record_boot_id(char *buf, size_t size);
 
 /* Names of the values records carry. */
 const char *record_fs_op_name(uint32_t op);

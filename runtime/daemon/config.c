@@ -25,6 +25,7 @@
 #include "policyc/values.h"
 #include "policyc/yaml_tree_internal.h"
 #include "runtime/daemon/config.h"
+#include "runtime/sink/nodelog.h"
 #include "runtime/sink/spool.h"
 #include "runtime/sink/syslog.h"
 
@@ -112,6 +113,7 @@ void daemon_config_free(struct daemon_config *cfg)
 	}
 	free(cfg->callers);
 	daemon_sinks_free(cfg->sinks, cfg->sink_count);
+	free(cfg->node_log.key_file);
 	*cfg = (struct daemon_config){ 0 };
 }
 
@@ -129,6 +131,13 @@ static int set_scalar_defaults(struct daemon_config *cfg)
 		return -ENOMEM;
 	cfg->socket_gid = 0;
 	cfg->max_runs = DAEMON_DEFAULT_MAX_RUNS;
+	cfg->node_log = (struct daemon_node_log){
+		.enabled = true,
+		.file_bytes = NODELOG_DEFAULT_FILE_BYTES,
+		.max_bytes = NODELOG_DEFAULT_MAX_BYTES,
+		.checkpoint_records = NODELOG_DEFAULT_CHECKPOINT_RECORDS,
+		.checkpoint_ms = NODELOG_DEFAULT_CHECKPOINT_MS,
+	};
 	return 0;
 }
 
@@ -1225,6 +1234,90 @@ static int check_sinks(struct tp_schema *schema, const struct tp_schema_key *key
 					 sink_ref_compare, sink_duplicate, NULL);
 }
 
+/* ---- node_log ---------------------------------------------------------- */
+
+enum node_log_field {
+	NODE_LOG_ENABLED,
+	NODE_LOG_KEY_FILE,
+	NODE_LOG_FILE_BYTES,
+	NODE_LOG_MAX_BYTES,
+	NODE_LOG_CHECKPOINT_RECORDS,
+	NODE_LOG_CHECKPOINT_SECONDS,
+};
+
+static int check_node_log_field(struct tp_schema *schema, const struct tp_schema_key *key,
+				const struct yt_pair *pair)
+{
+	struct daemon_node_log *nl = &ctx_of(schema)->cfg->node_log;
+	const struct yt_node *value = pair->value;
+	char why[TP_WHY_MAX];
+	uint64_t v;
+	bool flag;
+	int r;
+
+	if (key->arg == NODE_LOG_KEY_FILE)
+		return sink_path(schema, key, value, &nl->key_file);
+	r = tp_schema_expect_text(schema, key, value);
+	if (r <= 0)
+		return r;
+	switch ((enum node_log_field)key->arg) {
+	case NODE_LOG_ENABLED:
+		r = tp_parse_bool(value->scalar.text, value->scalar.len, &flag, why, sizeof(why));
+		nl->enabled = flag;
+		break;
+	case NODE_LOG_FILE_BYTES:
+	case NODE_LOG_MAX_BYTES:
+		r = tp_parse_size(value->scalar.text, value->scalar.len, NODELOG_MIN_FILE_BYTES,
+				  1ull << 40, &v, why, sizeof(why));
+		*(key->arg == NODE_LOG_FILE_BYTES ? &nl->file_bytes : &nl->max_bytes) = v;
+		break;
+	case NODE_LOG_CHECKPOINT_RECORDS:
+		r = tp_parse_uint(value->scalar.text, value->scalar.len, 1, 1000000000, &v, why,
+				  sizeof(why));
+		nl->checkpoint_records = v;
+		break;
+	case NODE_LOG_CHECKPOINT_SECONDS:
+		r = tp_parse_uint(value->scalar.text, value->scalar.len, 1, 86400, &v, why,
+				  sizeof(why));
+		nl->checkpoint_ms = v * 1000;
+		break;
+	case NODE_LOG_KEY_FILE:
+		break;
+	}
+	return r < 0 ? tp_schema_invalid(schema, key, value, why) : 0;
+}
+
+static const struct tp_schema_key node_log_keys[] = {
+	TP_SCHEMA_KEY("enabled", check_node_log_field, false, NODE_LOG_ENABLED),
+	TP_SCHEMA_KEY("key_file", check_node_log_field, false, NODE_LOG_KEY_FILE),
+	TP_SCHEMA_KEY("file_bytes", check_node_log_field, false, NODE_LOG_FILE_BYTES),
+	TP_SCHEMA_KEY("max_bytes", check_node_log_field, false, NODE_LOG_MAX_BYTES),
+	TP_SCHEMA_KEY("checkpoint_records", check_node_log_field, false,
+		      NODE_LOG_CHECKPOINT_RECORDS),
+	TP_SCHEMA_KEY("checkpoint_seconds", check_node_log_field, false,
+		      NODE_LOG_CHECKPOINT_SECONDS),
+};
+
+static int check_node_log(struct tp_schema *schema, const struct tp_schema_key *key,
+			  const struct yt_pair *pair)
+{
+	const struct daemon_node_log *nl = &ctx_of(schema)->cfg->node_log;
+	size_t before = schema->diags->count;
+	int r = tp_schema_expect_kind(schema, key, pair->value, YT_MAPPING);
+
+	if (r <= 0)
+		return r;
+	r = tp_schema_check_mapping(schema, "node_log", pair->key, pair->value, node_log_keys,
+				    ARRAY_SIZE(node_log_keys));
+	if (r >= 0 && schema->diags->count == before && nl->max_bytes < 2 * nl->file_bytes)
+		r = tp_schema_report(schema, pair->value,
+				     "'node_log.max_bytes' (%llu) must be at least twice "
+				     "'file_bytes' (%llu): the file being written and one rotated",
+				     (unsigned long long)nl->max_bytes,
+				     (unsigned long long)nl->file_bytes);
+	return r < 0 ? r : 0;
+}
+
 static const struct tp_schema_key top_keys[] = {
 	TP_SCHEMA_KEY("version", check_version, true, 0),
 	TP_SCHEMA_KEY("socket", check_path, false, PATH_SOCKET),
@@ -1234,6 +1327,7 @@ static const struct tp_schema_key top_keys[] = {
 	TP_SCHEMA_KEY("audit_rate_limit", check_audit_rate_limit, false, 0),
 	TP_SCHEMA_KEY("callers", check_callers, false, 0),
 	TP_SCHEMA_KEY("sinks", check_sinks, false, 0),
+	TP_SCHEMA_KEY("node_log", check_node_log, false, 0),
 };
 
 /* ---- entry points ------------------------------------------------------ */

@@ -133,6 +133,24 @@ struct daemon_caller {
 
 struct daemon_sink;
 
+/*
+ * `node_log:` (docs/daemon.md; docs/audit.md, "The node log"): the node's
+ * tamper-evident log of every run's records, <state_dir>/audit.
+ *
+ *   node_log:
+ *     enabled: true            # default true
+ *     key_file: /var/lib/tether/node-log.key   # default <state_dir>/node-log.key
+ *     file_bytes: 64MiB        # rotate past this: 64KiB .. 1TiB
+ *     max_bytes: 1GiB          # all files together; at least 2 x file_bytes
+ *     checkpoint_records: 10000   # 1 .. 10^9
+ *     checkpoint_seconds: 60      # 1 .. 86400
+ */
+struct daemon_node_log {
+	bool enabled;
+	char *key_file;		/* absolute, normalised; NULL: <state_dir>/node-log.key */
+	uint64_t file_bytes, max_bytes, checkpoint_records, checkpoint_ms;
+};
+
 struct daemon_config {
 	char *socket_path;	/* absolute, normalised */
 	char *state_dir;	/* absolute, normalised */
@@ -145,6 +163,7 @@ struct daemon_config {
 	size_t caller_count;	/* at least 1 */
 	struct daemon_sink *sinks;	/* `sinks:`, in file order; NULL: none */
 	size_t sink_count;
+	struct daemon_node_log node_log;
 };
 
 /* Where names are resolved; for tests.  A NULL struct or member: the system's. */

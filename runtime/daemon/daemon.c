@@ -25,6 +25,7 @@
 #include "runtime/daemon/journal.h"
 #include "runtime/doctor.h"
 #include "runtime/fsutil.h"
+#include "runtime/sink/sink.h"
 #include "runtime/tether.h"
 
 void daemon_log(struct daemon *d, const char *fmt, ...)
@@ -90,6 +91,13 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	}
 	if (again)
 		daemon_tick_arm(d);
+}
+
+static void on_node_log_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+
+	sink_flush(d->node_log);
 }
 
 void daemon_tick_arm(struct daemon *d)
@@ -354,6 +362,8 @@ static void daemon_free(struct daemon *d)
 			event_free(d->sig[i]);
 	if (d->tick)
 		event_free(d->tick);
+	if (d->node_log_ev)
+		event_free(d->node_log_ev);
 	if (d->base)
 		event_base_free(d->base);
 	if (d->http_fd >= 0)
@@ -481,6 +491,16 @@ int daemon_main(const struct daemon_options *opts)
 		goto out;
 	}
 	d.tick = evtimer_new(d.base, on_tick, &d);
+	if (d.node_log) {
+		/* the node log's interval checkpoints are due by time too, records or not */
+		const struct timeval every = { 1, 0 };
+
+		d.node_log_ev = event_new(d.base, -1, EV_PERSIST, on_node_log_tick, &d);
+		if (!d.node_log_ev || event_add(d.node_log_ev, &every)) {
+			fprintf(stderr, "tether daemon: setting up the node log's timer failed\n");
+			goto out;
+		}
+	}
 	for (int i = 0; i < 3; i++) {
 		d.sig[i] = evsignal_new(d.base, stop_signals[i], on_stop, &d);
 		if (!d.sig[i] || event_add(d.sig[i], NULL)) {

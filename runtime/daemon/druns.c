@@ -252,6 +252,7 @@ void drun_free(struct drun *r)
 	if (r->lease_ev)
 		event_free(r->lease_ev);
 	run_free(r->run);
+	free(r->sinks);
 	tp_policy_free(r->policy);
 	free_strv(r->argv);
 	free_strv(r->environ);
@@ -707,6 +708,13 @@ int drun_create(struct daemon *d, const struct create_request *req, struct drun 
 			    "limits", limits_json(policy), "stdio",
 			    r->stdio_passed ? "passed" : req->stdin_pipe ? "pipe" : "null",
 			    "audit_allowed", req->audit_allowed);
+	if (run_obj) {
+		json_t *names = json_array();
+
+		for (size_t i = 0; names && i < req->audit_sink_count; i++)
+			json_array_append_new(names, json_string(req->audit_sinks[i]));
+		json_object_set_new(run_obj, "audit_sinks", names);
+	}
 	if (drun_journal(r, "created", json_pack("{s:o}", "run", run_obj))) {
 		drun_free(r);
 		return fail(500, msg, msg_len, "writing the journal of run %s failed", id);
@@ -727,6 +735,12 @@ int drun_create(struct daemon *d, const struct create_request *req, struct drun 
 			     d->runs_path, r->id) >= sizeof(audit_path))
 		audit_path[0] = 0;	/* cannot be: runs_path is a directory we opened */
 	cfg.audit_path = audit_path;
+	if (daemon_sinks_for_run(d, req->audit_sinks, req->audit_sink_count, &r->sinks,
+				 &r->sink_count) < 0)
+		daemon_log(d, "run %s: its records go to its records file only: the node's sinks "
+			      "could not be listed (out of memory)", r->id);
+	cfg.shared_sinks = r->sinks;
+	cfg.shared_sink_count = r->sink_count;
 	cfg.audit_allowed = req->audit_allowed;
 	cfg.argv = r->argv;
 	cfg.environ = r->environ;
@@ -832,6 +846,8 @@ static uint64_t stream_records(int dir_fd)
 	return count;
 }
 
+#define DAEMON_ADOPT_SINKS_MAX 64
+
 int drun_adopt(struct drun *r)
 {
 	struct daemon *d = r->d;
@@ -890,6 +906,25 @@ int drun_adopt(struct drun *r)
 	cfg.attempt = (unsigned int)json_integer_value(json_object_get(r->rec, "attempt"));
 	cfg.traceparent = json_string_value(json_object_get(r->rec, "traceparent"));
 	cfg.audit_path = audit_path;
+	{
+		/* the sinks its create request named, journaled; those gone from the configuration drop out */
+		json_t *list = json_object_get(r->rec, "audit_sinks"), *name;
+		const char *names[DAEMON_ADOPT_SINKS_MAX];
+		size_t count = 0, j;
+
+		json_array_foreach(list, j, name) {
+			const char *n = json_string_value(name);
+
+			for (size_t k = 0; n && k < d->cfg.sink_count && count < DAEMON_ADOPT_SINKS_MAX; k++)
+				if (!strcmp(n, d->cfg.sinks[k].name))
+					names[count++] = n;
+		}
+		if (daemon_sinks_for_run(d, names, count, &r->sinks, &r->sink_count) < 0)
+			daemon_log(d, "run %s: its records go to its records file only: the node's "
+				      "sinks could not be listed", r->id);
+	}
+	cfg.shared_sinks = r->sinks;
+	cfg.shared_sink_count = r->sink_count;
 	cfg.audit_allowed = json_is_true(json_object_get(r->rec, "audit_allowed"));
 	cfg.argv = r->argv;
 	cfg.environ = r->environ;

@@ -56,6 +56,8 @@ struct drun {
 	json_t *rec;			/* the API's Run object, kept current from the journal */
 	struct tp_policy *policy;
 	struct run *run;		/* live only */
+	struct sink **sinks;		/* the node's sinks its records go to (borrowed ones) */
+	size_t sink_count;
 	struct event *ev;		/* run_fd readable */
 	struct event *lease_ev;		/* cleanup.lease */
 	char **argv;
@@ -109,6 +111,9 @@ struct daemon {
 	bool stopping;
 	/* the configuration's sinks (cfg.sinks, same order), open while the daemon is */
 	struct sink **sinks;
+	/* the node log (cfg.node_log; docs/audit.md, "The node log"); NULL: disabled */
+	struct sink *node_log;
+	struct event *node_log_ev;	/* its interval checkpoints when no record comes */
 };
 
 extern const char *const metric_kind_names[METRIC_KINDS];
@@ -172,15 +177,21 @@ void stdio_free_all(struct daemon *d);
 
 /* runtime/daemon/sinks.c */
 struct sink;
-/* Opens every configured sink; 0, or a negative errno with `why` filled (none open). */
+/*
+ * Opens every configured sink, then the node log (its checkpoints go to the
+ * default sinks); 0, or a negative errno with `why` filled (none open).
+ */
 int daemon_sinks_open(struct daemon *d, char *why, size_t len);
-/* Closes them: each sends what it can within its close time; what is left stays spooled. */
+/*
+ * Closes the node log (its close checkpoint), then the sinks: each sends
+ * what it can within its close time; what is left stays spooled.
+ */
 void daemon_sinks_close(struct daemon *d);
 /*
- * The sinks a run's records go to besides its records file: every default
- * one and the ones `names` names (checked by the API), in configuration
- * order, each once.  *out is malloc'd (the sinks are the daemon's, shared);
- * 0, -ENOENT (names given but no sink open) or -ENOMEM.
+ * The sinks a run's records go to besides its records file: the node log,
+ * every default one and the ones `names` names (checked by the API), in
+ * configuration order, each once.  *out is malloc'd (the sinks are the
+ * daemon's, shared); 0, -ENOENT (a name no sink has) or -ENOMEM.
  */
 int daemon_sinks_for_run(const struct daemon *d, const char *const *names, size_t count,
 			 struct sink ***out, size_t *out_count);

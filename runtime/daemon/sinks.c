@@ -11,10 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "runtime/daemon/config.h"
 #include "runtime/daemon/internal.h"
+#include "runtime/record.h"
+#include "runtime/sink/nodelog.h"
 #include "runtime/sink/sink.h"
 #include "runtime/sink/syslog.h"
 
@@ -92,28 +95,87 @@ static int open_one(const struct daemon *d, const struct daemon_sink *cfg, struc
 	return r;
 }
 
-int daemon_sinks_open(struct daemon *d, char *why, size_t len)
+/* The node log in <state_dir>/audit, its checkpoints exported to the default sinks. */
+static int open_node_log(struct daemon *d, char *why, size_t len)
 {
-	if (!d->cfg.sink_count)
+	const struct daemon_node_log *cfg = &d->cfg.node_log;
+	struct sink **export;
+	char dir[PATH_MAX], key[PATH_MAX], host[256] = "", boot_id[64];
+	struct nodelog_options o;
+	struct utsname u;
+	size_t n = 0;
+	int r;
+
+	if (!cfg->enabled)
 		return 0;
-	d->sinks = calloc(d->cfg.sink_count, sizeof(*d->sinks));
-	if (!d->sinks) {
-		snprintf(why, len, "opening the sinks: %s", strerror(ENOMEM));
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/audit", d->cfg.state_dir) >= sizeof(dir) ||
+	    (size_t)snprintf(key, sizeof(key), "%s/" NODELOG_KEY_FILE, d->cfg.state_dir) >=
+		    sizeof(key)) {
+		snprintf(why, len, "node log: %s: %s", d->cfg.state_dir, strerror(ENAMETOOLONG));
+		return -ENAMETOOLONG;
+	}
+	export = calloc(d->cfg.sink_count + 1, sizeof(*export));
+	if (!export) {
+		snprintf(why, len, "node log: %s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < d->cfg.sink_count; i++) {
-		int r = open_one(d, &d->cfg.sinks[i], &d->sinks[i], why, len);
+	for (size_t i = 0; d->sinks && i < d->cfg.sink_count; i++)
+		if (d->cfg.sinks[i].is_default)
+			export[n++] = d->sinks[i];
+	if (uname(&u) == 0)
+		snprintf(host, sizeof(host), "%s", u.nodename);
+	record_boot_id(boot_id, sizeof(boot_id));
+	o = (struct nodelog_options){
+		.dir = dir,
+		.key_path = cfg->key_file ? cfg->key_file : key,
+		.host = host,
+		.boot_id = boot_id,
+		.file_bytes = cfg->file_bytes,
+		.max_bytes = cfg->max_bytes,
+		.checkpoint_records = cfg->checkpoint_records,
+		.checkpoint_ms = cfg->checkpoint_ms,
+		.export = export,
+		.export_count = n,
+	};
+	r = sink_nodelog_open(&o, &d->node_log, why, len);
+	free(export);	/* the log keeps a copy */
+	return r;
+}
 
+int daemon_sinks_open(struct daemon *d, char *why, size_t len)
+{
+	int r;
+
+	if (d->cfg.sink_count) {
+		d->sinks = calloc(d->cfg.sink_count, sizeof(*d->sinks));
+		if (!d->sinks) {
+			snprintf(why, len, "opening the sinks: %s", strerror(ENOMEM));
+			return -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < d->cfg.sink_count; i++) {
+		r = open_one(d, &d->cfg.sinks[i], &d->sinks[i], why, len);
 		if (r < 0) {
 			daemon_sinks_close(d);
 			return r;
 		}
 	}
-	return 0;
+	r = open_node_log(d, why, len);
+	if (r < 0)
+		daemon_sinks_close(d);
+	return r;
 }
 
 void daemon_sinks_close(struct daemon *d)
 {
+	uint64_t lost = d->node_log ? sink_nodelog_lost(d->node_log) : 0;
+	int r = sink_close(d->node_log);
+
+	if (r || lost)
+		fprintf(stderr, "tether daemon: the node log: %s; %llu records could not be written "
+			"(node_log_dropped lines say which)\n",
+			r ? strerror(-r) : "closed", (unsigned long long)lost);
+	d->node_log = NULL;
 	for (size_t i = 0; d->sinks && i < d->cfg.sink_count; i++)
 		sink_close(d->sinks[i]);
 	free(d->sinks);
@@ -128,13 +190,15 @@ int daemon_sinks_for_run(const struct daemon *d, const char *const *names, size_
 
 	*out = NULL;
 	*out_count = 0;
-	if (!d->sinks)
-		return count ? -ENOENT : 0;
-	list = calloc(d->cfg.sink_count + 1, sizeof(*list));
+	if (!d->sinks && count)
+		return -ENOENT;
+	list = calloc(d->cfg.sink_count + 2, sizeof(*list));
 	if (!list)
 		return -ENOMEM;
+	if (d->node_log)
+		list[n++] = d->node_log;
 	/* in configuration order, each once: a default one named again is not doubled */
-	for (size_t i = 0; i < d->cfg.sink_count; i++) {
+	for (size_t i = 0; d->sinks && i < d->cfg.sink_count; i++) {
 		bool named = d->cfg.sinks[i].is_default;
 
 		for (size_t j = 0; j < count && !named; j++)

@@ -36,20 +36,6 @@ bool run_traceparent_valid(const char *s)
 	return strncmp(s, "ff", 2) != 0;
 }
 
-/* The kernel's boot id (36 characters), or "" when it cannot be read. */
-static void read_boot_id(char *buf, size_t size)
-{
-	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	if (n < 0)
-		n = 0;
-	buf[n] = 0;
-	buf[strcspn(buf, "\n")] = 0;
-}
-
 /*
  * What every record of the run carries (docs/audit.md, "The record
  * envelope"), filled once at the run's creation; run->digest is set.
@@ -60,7 +46,7 @@ void run_context_init(struct run *run)
 	struct utsname u;
 
 	snprintf(run->host, sizeof(run->host), "%s", uname(&u) == 0 ? u.nodename : "");
-	read_boot_id(run->boot_id, sizeof(run->boot_id));
+	record_boot_id(run->boot_id, sizeof(run->boot_id));
 	run->ctx = (struct record_context){
 		.host = run->host,
 		.boot_id = run->boot_id,

@@ -123,8 +123,14 @@ static int handle_record(void *p, void *data, size_t size)
 /* One pass: true when records were left for the next. */
 static bool consume_batch(struct run *run)
 {
+	bool more;
+
 	run->batch = 0;
-	return ring_buffer__consume(run->ring) == -EAGAIN;
+	more = ring_buffer__consume(run->ring) == -EAGAIN;
+	/* what the sinks buffered (the node log does), once per batch, not per record */
+	if (run->sink)
+		sink_flush(run->sink);
+	return more;
 }
 
 /*
@@ -307,7 +313,7 @@ static int enable_controllers(struct run *run, const char *mount_point, struct r
  * run_audit_path_unsafe() looked at the name, but whoever can write its
  * directory could swap in a symlink or a FIFO since.
  */
-static int open_sink(struct run *run, struct run_error *err)
+static int open_own_sink(struct run *run, struct run_error *err)
 {
 	struct stat st;
 	int fd, r;
@@ -331,6 +337,25 @@ static int open_sink(struct run *run, struct run_error *err)
 		close(fd);
 		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_AUDIT_FILE, -r,
 				"opening audit file %s: %s", run->audit_path, strerror(-r));
+	}
+	return 0;
+}
+
+/* The run's own sink and, around it, the node's shared ones. */
+static int open_sink(struct run *run, struct run_error *err)
+{
+	struct sink *own;
+	int r = open_own_sink(run, err);
+
+	if (r || !run->cfg.shared_sink_count)
+		return r;
+	own = run->sink;
+	r = sink_fanout_open(own, run->cfg.shared_sinks, run->cfg.shared_sink_count, &run->sink);
+	if (r) {
+		run->sink = NULL;
+		sink_close(own);
+		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_AUDIT_FILE, -r,
+				"opening the node's audit sinks: %s", strerror(-r));
 	}
 	return 0;
 }

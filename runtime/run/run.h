@@ -40,6 +40,8 @@ struct run;
 /* Whether `s` is a W3C traceparent (version 00) with nonzero trace and span ids. */
 bool run_traceparent_valid(const char *s);
 
+struct sink;
+
 struct run_config {
 	const struct tp_policy *policy;	/* borrowed until run_free */
 	const char *policy_path;	/* for messages */
@@ -55,6 +57,11 @@ struct run_config {
 	const char *traceparent;
 	/* JSON Lines audit file (appended, 0600); NULL: the policy's audit.sink, else stderr */
 	const char *audit_path;
+	/* the node's sinks the records go to as well (the daemon's node log and
+	 * configured sinks): borrowed, never closed by the run; their failures
+	 * are theirs, not the run's */
+	struct sink *const *shared_sinks;
+	size_t shared_sink_count;
 	bool audit_allowed;		/* also record allowed writes (or the policy's audit.record_allowed) */
 	/* flood control (runtime/audit.h): kernel lines per second; 0:
 	 * AUDIT_RATE_LIMIT_DEFAULT, UINT64_MAX: no ceiling */

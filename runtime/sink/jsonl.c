@@ -80,7 +80,7 @@ static int begin(struct strbuf *out, const struct record *rec, const char *kind)
 	char when[64];
 	int r = sb_printf(out, "{\"schema_version\":%d", RECORD_SCHEMA_VERSION);
 
-	record_format_time(rec->mono_ns, when, sizeof(when));
+	record_format_time(record_real_ns(rec), when, sizeof(when));
 	if (rec->seq)
 		r |= sb_printf(out, ",\"seq\":%llu", (unsigned long long)rec->seq);
 	r |= sb_printf(out, ",\"time\":\"%s\"", when);

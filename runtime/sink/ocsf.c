@@ -98,18 +98,6 @@ static void head_verdict(struct ocsf_head *h, uint32_t decision)
 	}
 }
 
-/* The record's CLOCK_MONOTONIC time as milliseconds since the epoch. */
-static int64_t epoch_ms(uint64_t mono_ns)
-{
-	struct timespec mono, real;
-	int64_t delta;
-
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	clock_gettime(CLOCK_REALTIME, &real);
-	delta = (int64_t)mono.tv_sec * 1000000000 + mono.tv_nsec - (int64_t)mono_ns;
-	return ((int64_t)real.tv_sec * 1000000000 + real.tv_nsec - delta) / 1000000;
-}
-
 /*
  * The node the record was made on: the run's host, or (a record outside
  * any run's stream) this node's name, where the sink encodes it.
@@ -166,7 +154,7 @@ static int begin(struct strbuf *out, const struct record *rec, const struct ocsf
 		      "\"action_id\":%d,\"disposition_id\":%d",
 		      h->class_uid, h->class_uid / 1000, h->activity_id,
 		      h->class_uid * 100 + h->activity_id, h->severity_id,
-		      (long long)epoch_ms(rec->mono_ns), h->status_id, h->action_id,
+		      (long long)(record_real_ns(rec) / 1000000), h->status_id, h->action_id,
 		      h->disposition_id);
 	if (!r && h->status_code && *h->status_code)
 		r = sb_printf(out, ",\"status_code\":\"%s\"", h->status_code);

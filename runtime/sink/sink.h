@@ -68,6 +68,15 @@ struct strbuf;
 int sink_lines_open(int fd, bool own_fd, const char *name,
 		    int (*encode)(const struct record *rec, struct strbuf *out), struct sink **out);
 
+/*
+ * A run's records to `own` (its records file: write() and flush() return
+ * its result, close() closes it) and to each of the `count` sinks `shared`
+ * (the node's: written and flushed, never closed, their errors their own,
+ * for they count their losses themselves).  0 or -ENOMEM (own not closed).
+ */
+int sink_fanout_open(struct sink *own, struct sink *const *shared, size_t count,
+		     struct sink **out);
+
 /* The JSON object sink_jsonl writes for `rec`, without the newline. */
 int sink_jsonl_encode(const struct record *rec, struct strbuf *out);
 

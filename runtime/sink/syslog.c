@@ -135,13 +135,13 @@ static const char *record_msgid(const struct record *rec)
 }
 
 /* <PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID MSGID, then the SD's opening. */
-static int format_head(struct strbuf *out, unsigned int pri, uint64_t mono_ns,
+static int format_head(struct strbuf *out, unsigned int pri, uint64_t real_ns,
 		       const char *host, unsigned int procid, const char *msgid, uint64_t id)
 {
 	char when[64];
 	int r;
 
-	record_format_time(mono_ns, when, sizeof(when));
+	record_format_time(real_ns, when, sizeof(when));
 	r = sb_printf(out, "<%u>1 %s ", pri, when);
 	r = r ?: header_field(out, host, 255);
 	r = r ?: sb_printf(out, " tether ");
@@ -201,7 +201,7 @@ int syslog_format_record(const struct syslog_header *hdr, const struct record *r
 	r = sink_jsonl_encode(rec, &body);
 	if (r < 0)
 		goto out;
-	r = format_head(out, pri, rec->mono_ns, host, hdr->procid, record_msgid(rec), id);
+	r = format_head(out, pri, record_real_ns(rec), host, hdr->procid, record_msgid(rec), id);
 	if (!r && rec->run_id) {
 		r = sb_printf(out, " run_id=\"");
 		r = r ?: syslog_sd_escape(out, rec->run_id, strnlen(rec->run_id, 256));

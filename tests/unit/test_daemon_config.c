@@ -16,6 +16,7 @@
 
 #include "policyc/policy.h"
 #include "runtime/daemon/config.h"
+#include "runtime/sink/nodelog.h"
 #include "runtime/sink/syslog.h"
 
 /* short, so every path below it fits with room to spare */
@@ -379,7 +380,7 @@ Test(daemon_config, bad_arguments)
 
 /* ---- errors, each kind --------------------------------------------------- */
 
-#define TOP_KEYS "version, socket, socket_group, state_dir, max_runs, audit_rate_limit, callers, sinks"
+#define TOP_KEYS "version, socket, socket_group, state_dir, max_runs, audit_rate_limit, callers, sinks, node_log"
 #define CALLER_KEYS "uid, user, gid, group, tenants, envelopes, workspaces"
 
 Test(daemon_config, document_shape)
@@ -1056,4 +1057,67 @@ Test(daemon_config, sinks_errors)
 		      "the message); OCSF is not available in this tether yet\n"
 		      "t.yaml:12:43: error: 'ca_file' does not apply to a sink of type "
 		      "'jsonl-file'\n");
+}
+
+Test(daemon_config, node_log_defaults_and_values)
+{
+	expect_valid("version: 1\n");
+	cr_expect(cfg.node_log.enabled);
+	cr_expect_null(cfg.node_log.key_file);
+	cr_expect_eq(cfg.node_log.file_bytes, NODELOG_DEFAULT_FILE_BYTES);
+	cr_expect_eq(cfg.node_log.max_bytes, NODELOG_DEFAULT_MAX_BYTES);
+	cr_expect_eq(cfg.node_log.checkpoint_records, NODELOG_DEFAULT_CHECKPOINT_RECORDS);
+	cr_expect_eq(cfg.node_log.checkpoint_ms, NODELOG_DEFAULT_CHECKPOINT_MS);
+	daemon_config_free(&cfg);
+	expect_valid("version: 1\n"
+		     "node_log:\n"
+		     "  key_file: /etc/tether//nl.key\n"
+		     "  file_bytes: 1MiB\n"
+		     "  max_bytes: 2MiB\n"
+		     "  checkpoint_records: 500\n"
+		     "  checkpoint_seconds: 5\n");
+	cr_expect(cfg.node_log.enabled);
+	cr_expect_str_eq(cfg.node_log.key_file, "/etc/tether/nl.key");
+	cr_expect_eq(cfg.node_log.file_bytes, 1u << 20);
+	cr_expect_eq(cfg.node_log.max_bytes, 2u << 20);
+	cr_expect_eq(cfg.node_log.checkpoint_records, 500);
+	cr_expect_eq(cfg.node_log.checkpoint_ms, 5000);
+	daemon_config_free(&cfg);
+	expect_valid("version: 1\nnode_log: {enabled: false}\n");
+	cr_expect(!cfg.node_log.enabled);
+}
+
+/* `text` is invalid and its diagnostics hold each of `want` (NULL-ended). */
+static void expect_diags(const char *text, const char *const *want)
+{
+	char *got;
+
+	cr_assert_eq(parse(text), -EINVAL, "%s", text);
+	got = diag_text();
+	for (size_t i = 0; want[i]; i++)
+		cr_expect(strstr(got, want[i]), "no '%s' in:\n%s", want[i], got);
+	free(got);
+	tp_diags_free(&diags);
+	cfg = (struct daemon_config){ 0 };
+}
+
+Test(daemon_config, node_log_errors)
+{
+	expect_diags("version: 1\n"
+		     "node_log:\n"
+		     "  file_bytes: 1KiB\n"
+		     "  checkpoint_records: 0\n"
+		     "  checkpoint_seconds: 86401\n"
+		     "  key_file: nl.key\n"
+		     "  colour: red\n",
+		     (const char *const[]){ "t.yaml:3:15: error: invalid 'file_bytes'",
+					    "t.yaml:4:23: error: invalid 'checkpoint_records'",
+					    "t.yaml:5:23: error: invalid 'checkpoint_seconds'",
+					    "t.yaml:6:13: error: 'key_file' must be an absolute path",
+					    "t.yaml:7:3: error: unknown key 'colour'", NULL });
+	expect_diags("version: 1\nnode_log:\n  file_bytes: 64MiB\n  max_bytes: 100MiB\n",
+		     (const char *const[]){ "error: 'node_log.max_bytes' (104857600) must be at "
+					    "least twice 'file_bytes' (67108864)", NULL });
+	expect_diags("version: 1\nnode_log: yes\n",
+		     (const char *const[]){ "t.yaml:2:11: error: ", NULL });
 }

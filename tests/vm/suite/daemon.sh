@@ -274,8 +274,36 @@ rc=$?
 	pass "an invalid envelope through tether run: 121 and the diagnostics, as standalone" ||
 	fail "bad envelope cli" "rc=$rc $(cat "$T/bad.err")"
 
-# ---- who may call ---------------------------------------------------------------
+# ---- the node log (docs/audit.md, "The node log") -----------------------------------
 stop_daemon
+NL=/var/lib/tether/audit
+# a run's records, each in the node log as in its records file, with log_seq and mac added
+sed 's/,"log_seq":[0-9]*,"mac":"[0-9a-f]*"}$/}/' $NL/node.log* | grep '"run_id":"api-1",' > "$T/nl-api-1"
+[ -s "$T/nl-api-1" ] && cmp -s "$T/nl-api-1" /var/lib/tether/runs/api-1/records.jsonl &&
+	pass "the node log holds each of a daemon run's records as its records file does" ||
+	fail "node log records" "$(wc -l < "$T/nl-api-1") of $(wc -l < /var/lib/tether/runs/api-1/records.jsonl): $(diff "$T/nl-api-1" /var/lib/tether/runs/api-1/records.jsonl | head -5)"
+# ends with a close checkpoint; the key and the log are root's, 0600
+tail -n 1 $NL/node.log | grep -q '"kind":"checkpoint","checkpoint":{"reason":"close"' &&
+	[ "$(stat -c %a /var/lib/tether/node-log.key)" = 600 ] && [ "$(stat -c %a $NL/node.log)" = 600 ] &&
+	[ "$(stat -c %a $NL)" = 700 ] &&
+	pass "the node log ends with a close checkpoint; its key and files are 0600, its directory 0700" ||
+	fail "node log close" "$(tail -n 1 $NL/node.log) $(stat -c '%a %n' /var/lib/tether/node-log.key $NL $NL/node.log)"
+tether audit verify $NL/node.log* > "$T/nl-verify" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -q '^verified: ' "$T/nl-verify" && pass "tether audit verify: the daemon's node log verifies" ||
+	fail "node log verify" "rc=$rc $(cat "$T/nl-verify")"
+# one record of the run edited in a copy: named, exit 1
+mkdir -p "$T/nlcopy"
+cp $NL/node.log* "$T/nlcopy/"
+line=$(grep -n '"run_id":"api-1",.*"path":"/etc/daemon-x"' "$T/nlcopy/node.log" | head -n 1 | cut -d: -f1)
+sed -i "${line}s|/etc/daemon-x|/etc/daemon-y|" "$T/nlcopy/node.log"
+tether audit verify "$T"/nlcopy/node.log* > "$T/nl-verify2" 2>&1
+rc=$?
+[ -n "$line" ] && [ $rc -eq 1 ] && grep -q "nlcopy/node.log:$line: error: log_seq [0-9]*: its MAC does not match: the line was edited" "$T/nl-verify2" &&
+	pass "a denial edited in the node log: tether audit verify names its line, exit 1" ||
+	fail "node log tamper" "line=$line rc=$rc $(cat "$T/nl-verify2")"
+
+# ---- who may call ---------------------------------------------------------------
 d_digest=$(tether check "$T/d.yaml" | sed -n 's/^policy \(sha256:[0-9a-f]*\)$/\1/p')
 mkdir -p /srv/allowed
 cat > /etc/tether/daemon.yaml <<EOF
