@@ -139,8 +139,9 @@ test-host: $(OUTPUT)/tether $(OUTPUT)/tests/host/netconfine
 test-syslog: $(OUTPUT)/tests/host/syslogdrive
 	$(Q)tests/host/syslog-export $(OUTPUT)/tests/host/syslogdrive
 
+# SUITES="fs dac": only those suites (tests/vm/suite/NAME.sh), on both kernels
 test-vm: $(OUTPUT)/tether vm-progs
-	$(Q)tests/vm/run-suite
+	$(Q)TETHER_VM_SUITES="$(SUITES)" tests/vm/run-suite
 
 test-toolchain: $(OUTPUT)/tether
 	$(Q)tests/vm/run-toolchain

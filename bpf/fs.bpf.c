@@ -251,6 +251,80 @@ int BPF_PROG(tether_file_open, struct file *file, int ret)
 		      vfsmnt, dentry, MATCH_OBJECT, access, -EACCES);
 }
 
+/* include/linux/fs.h: the rights an open asks the kernel's permission check for */
+#define MAY_EXEC		0x00000001
+#define MAY_WRITE		0x00000002
+#define MAY_READ		0x00000004
+#define MAY_APPEND		0x00000008
+
+/*
+ * The kernel's own refusal of an open or an exec, recorded after the fact
+ * (reason "permission").  Opens and execs meet the kernel's permission
+ * check in may_open() (fs/namei.c, do_open()): the mode bits and ACLs
+ * (inode_permission), a noexec mount, exec of what is not a regular file,
+ * append-only and immutable files, O_NOATIME on another's file.  That check
+ * runs before vfs_open() and so before file_open above: a refusal there never
+ * reaches tether's hooks, and without this a non-root run's "permission
+ * denied" would leave no record.  Exactly one of the two can refuse an open:
+ * may_open() fails and file_open is never asked, or it succeeds (ret 0, not
+ * recorded here) and file_open decides and records as always.  That holds
+ * as long as tether has no inode_permission hook, which may_open() would
+ * ask: a denial of such a hook would be recorded twice.
+ *
+ * may_open() is static but has a symbol and BTF on every supported kernel
+ * (6.1, 6.12); its first argument changed type in 6.3 (user_namespace ->
+ * mnt_idmap), which this program never reads.  Outsiders pay the
+ * trampoline and one compare: only EACCES and EPERM go on to the run
+ * lookup.  The record: the open's op and access (as file_open would name
+ * them), the resolved path (the object the kernel refused, symlinks
+ * followed; empty when it has no name in the caller's namespace), errno the
+ * kernel's, decision deny in every mode (mode: audit relaxes tether's own
+ * rules, not the kernel's).  Checks this does not see: docs/audit.md,
+ * "Refusals by the kernel's own permission checks".
+ */
+SEC("fexit/may_open")
+int BPF_PROG(tether_open_refused, void *idmap, const struct path *path, int acc_mode, int flag,
+	     int ret)
+{
+	struct tether_run *run;
+	struct walk_scratch *s;
+	struct walk_ctx c = {};
+	__u32 access = 0, op, pos = 0, path_len = 0;
+	__u64 cgid;
+
+	if (ret != -EACCES && ret != -EPERM)
+		return 0;
+	run = current_run(&cgid);
+	if (!run)
+		return 0;
+	if (acc_mode & MAY_READ)
+		access |= TETHER_ACCESS_READ;
+	if (acc_mode & (MAY_WRITE | MAY_APPEND))
+		access |= TETHER_ACCESS_WRITE;
+	if (acc_mode & MAY_EXEC)
+		access |= TETHER_ACCESS_EXEC;
+	op = access & TETHER_ACCESS_EXEC    ? TETHER_FS_EXEC
+	     : access & TETHER_ACCESS_WRITE ? TETHER_FS_OPEN_WRITE
+					    : TETHER_FS_OPEN_READ;
+	s = claim_scratch(&c.slot);
+	if (s && resolve_path(BPF_CORE_READ(path, mnt), BPF_CORE_READ(path, dentry), &c)) {
+		release_scratch(s);
+		s = NULL;
+	}
+	if (s) {
+		pos = c.pos;
+		if (pos > WALK_HALF)
+			pos = WALK_HALF;
+		path_len = WALK_HALF - pos;
+	}
+	/* FS_HARD_DENY: "deny" in mode: audit too; the kernel refused it either way */
+	emit_fs_event(run, cgid, op, ret, TETHER_REASON_PERMISSION, TETHER_RULE_NONE, access, s,
+		      pos, path_len, FS_HARD_DENY);
+	if (s)
+		release_scratch(s);
+	return 0;
+}
+
 #define PROT_EXEC	0x4
 
 /*

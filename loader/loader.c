@@ -198,6 +198,8 @@ static const struct required_hook kernel_required[] = {
 };
 
 /* Kernel functions the fentry/fexit programs attach to (not LSM hooks). */
+/* may_open: the kernel's own permission check of opens and execs (fs.bpf.c) */
+static const char *const fs_traced[] = { "may_open", NULL };
 static const char *const proc_traced[] = { "security_key_free", NULL };
 static const char *const kernel_traced[] = { "cap_capable", NULL };
 
@@ -217,7 +219,7 @@ static const struct bpf_object_row {
 	const struct required_hook *required;
 	const char *const *traced;
 } objects[] = {
-	{ "fs", &fs_ops, ATTACH_TRACING, true, fs_variants, NULL, NULL },
+	{ "fs", &fs_ops, ATTACH_TRACING, true, fs_variants, NULL, fs_traced },
 	{ "proc", &proc_ops, ATTACH_TRACING, true, NULL, proc_required, proc_traced },
 	/* tp_btf, no LSM hook; but not a network object (tl_net_open_unpinned) */
 	{ "exit", &exit_ops, ATTACH_TRACING, true, NULL, NULL, NULL },

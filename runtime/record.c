@@ -93,6 +93,8 @@ const char *record_reason_name(uint32_t reason)
 		return "own_socket";
 	case TETHER_REASON_NO_LISTENER:
 		return "no_listener";
+	case TETHER_REASON_PERMISSION:
+		return "permission";
 	default:
 		return "unknown";
 	}

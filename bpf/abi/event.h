@@ -166,6 +166,13 @@ enum tether_reason {
 	TETHER_REASON_DNS_PROXY    = 7,	/* allowed: DNS sent to the run's DNS proxy */
 	TETHER_REASON_OWN_SOCKET   = 8,	/* allowed: loopback to a socket of the run's own */
 	TETHER_REASON_NO_LISTENER  = 9,	/* allowed: loopback TCP to a port nobody listens on */
+	/*
+	 * The kernel's own permission check refused an open or an exec before
+	 * any tether hook was asked (mode bits, ACLs, noexec, append-only,
+	 * immutable): recorded after the fact by fexit/may_open (fs.bpf.c).
+	 * err is what the kernel returned (EACCES or EPERM); no rule decided.
+	 */
+	TETHER_REASON_PERMISSION   = 10,
 };
 
 #define TETHER_FS_PATH_TRUNCATED	(1u << 0)

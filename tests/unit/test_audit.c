@@ -351,6 +351,36 @@ Test(audit, formats_access_decision_and_protected)
 	sb_free(&sb);
 }
 
+/* The kernel's own permission check refused (fexit/may_open): no rule, the kernel's errno. */
+Test(audit, the_kernels_own_refusals_say_permission)
+{
+	const char *const rule_paths[] = { "/" };
+	struct record_names st = { .run_id = "r", .rule_paths = rule_paths, .rule_count = 1 };
+	struct tether_fs_event ev = sample();
+	struct strbuf sb = { 0 };
+
+	ev.op = TETHER_FS_OPEN_READ;
+	ev.access = TETHER_ACCESS_READ;
+	ev.reason = TETHER_REASON_PERMISSION;
+	ev.rule_id = TETHER_RULE_NONE;
+	ev.uid = 1000;
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &st, &sb), 0);
+	cr_assert_not_null(strstr(sb.data, "\"op\":\"open_read\",\"path\":\"/etc/\\\"x\\\"\","
+					   "\"access\":\"read\",\"decision\":\"deny\","
+					   "\"errno\":\"EACCES\",\"reason\":\"permission\",\"pid\""),
+			   "%s", sb.data);
+	sb_free(&sb);
+
+	/* append-only, immutable, O_NOATIME: EPERM */
+	ev.op = TETHER_FS_OPEN_WRITE;
+	ev.access = TETHER_ACCESS_WRITE;
+	ev.err = -1;
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &st, &sb), 0);
+	cr_assert_not_null(strstr(sb.data, "\"errno\":\"EPERM\",\"reason\":\"permission\",\"pid\""),
+			   "%s", sb.data);
+	sb_free(&sb);
+}
+
 Test(audit, unterminated_strings_stay_in_bounds)
 {
 	struct tether_fs_event ev = sample();

@@ -443,6 +443,30 @@ Test(ocsf, the_context_goes_to_metadata_device_and_unmapped)
 	free(text);
 }
 
+/* A refusal of the kernel's own permission check: a denied read, reason "permission", no rule. */
+Test(ocsf, the_kernels_own_refusal_is_a_denied_read)
+{
+	struct record_names names = {.run_id = "run-1"};
+	struct tether_fs_event ev = fs_event(TETHER_FS_OPEN_READ, TETHER_DECISION_DENY);
+	struct expect want = {1001, 2, 2, 2};
+	struct record_scratch scratch;
+	struct record rec;
+	json_t *got;
+	char *text;
+
+	ev.reason = TETHER_REASON_PERMISSION;
+	ev.access = TETHER_ACCESS_READ;
+	cr_assert_eq(record_decode(&ev, sizeof(ev), &names, &scratch, &rec), 0);
+	text = encode(&rec);
+	got = check_event(text, &want);
+	cr_expect_str_eq(str_at(got, "status_code"), "EACCES");
+	cr_expect_str_eq(str_at(got, "status_detail"), "permission");
+	cr_expect_str_eq(str_at(got, "unmapped.reason"), "permission");
+	cr_expect_null(json_object_get(json_object_get(got, "unmapped"), "rule"), "%s", text);
+	json_decref(got);
+	free(text);
+}
+
 /* exec is the Launch of the image; the process is the same pid. */
 Test(ocsf, exec_is_a_launch_of_the_file)
 {

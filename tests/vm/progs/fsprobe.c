@@ -219,6 +219,24 @@ static int setflags(const char *path)
 	return e;
 }
 
+/* Adds FS_APPEND_FL (chattr +a): for a test's setup, outside any run. */
+static int set_append_only(const char *path)
+{
+	int fd = open(path, O_RDONLY), flags = 0, e;
+
+	if (fd < 0)
+		return errno;
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0) {
+		e = errno;
+		close(fd);
+		return e;
+	}
+	flags |= FS_APPEND_FL;
+	e = ioctl(fd, FS_IOC_SETFLAGS, &flags) < 0 ? errno : 0;
+	close(fd);
+	return e;
+}
+
 /* TIOCSTI on a fresh pty: typing into a terminal. */
 static int tiocsti(void)
 {
@@ -561,6 +579,8 @@ int main(int argc, char **argv)
 		got = clone_into_cgroup(argv[3]);
 	else if (!strcmp(op, "setflags"))
 		got = setflags(argv[3]);
+	else if (!strcmp(op, "set-append-only"))
+		got = set_append_only(argv[3]);
 	else if (!strcmp(op, "tiocsti"))	/* ARG is ignored: always a fresh pty */
 		got = tiocsti();
 	else if (!strcmp(op, "own-pty"))	/* own-pty path|peer|hold */

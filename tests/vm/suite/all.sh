@@ -1,8 +1,17 @@
 #!/bin/sh
 # Runs every suite in this directory inside one VM boot and prints the sum.
+#   all.sh [NAME...]: only the suites named (fs, dac, ...: NAME.sh)
 total_pass=0
 total_fail=0
-for s in /ext/suite/*.sh; do
+if [ $# -gt 0 ]; then
+	for n; do
+		[ -f "/ext/suite/$n.sh" ] || { echo "[FAIL] no suite $n"; total_fail=$((total_fail + 1)); }
+	done
+	set -- $(for n; do [ -f "/ext/suite/$n.sh" ] && echo "/ext/suite/$n.sh"; done)
+else
+	set -- /ext/suite/*.sh
+fi
+for s; do
 	case "$s" in */lib.sh | */netlib.sh | */daemonlib.sh | */all.sh) continue ;; esac
 	echo "== suite $(basename "$s" .sh) on $(uname -r)"
 	out=$(sh "$s" 2>&1 | tee /dev/stderr | tail -n 1)
