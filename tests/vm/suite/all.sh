@@ -28,7 +28,7 @@ done
 # tests/vm/run-suite to check against docs/audit.schema.json on the host.
 echo "== records"
 echo "TETHER-RECORDS-BEGIN"
-find /tmp/suite /var/lib/tether -type f \( -name '*.audit' -o -name records.jsonl \) 2>/dev/null |
+find /tmp/suite /var/lib/tether -type f \( -name '*.audit' -o -name records.jsonl -o -name 'node.log*' \) 2>/dev/null |
 	while read -r f; do head -n 4000 "$f"; echo; done | gzip -c | base64
 echo "TETHER-RECORDS-END"
 echo "suite total: $total_pass passed, $total_fail failed"
