@@ -1051,11 +1051,14 @@ static int check_sink_field(struct tp_schema *schema, const struct tp_schema_key
 	case SINK_FACILITY:	/* check_sink_facility */
 		return 0;
 	case SINK_FORMAT:
-		if (yt_scalar_equals(value, "json"))
+		if (yt_scalar_equals(value, "json") || yt_scalar_equals(value, "ocsf")) {
+			sink->ocsf = yt_scalar_equals(value, "ocsf");
 			return 0;
+		}
 		return tp_schema_report(schema, value,
-					"'format' must be \"json\" (the record's JSON object as the "
-					"message); OCSF is not available in this tether yet");
+					"'format' must be \"json\" (the record's JSON object, as "
+					"the records file has it) or \"ocsf\" (an OCSF 1.x event: "
+					"docs/audit.md, \"OCSF\")");
 	case SINK_SPOOL_BYTES:
 		r = tp_schema_expect_text(schema, key, value);
 		if (r <= 0)
@@ -1129,7 +1132,7 @@ static int check_sink_keys(struct tp_schema *schema, const struct yt_node *item,
 				 * 4 spooled (syslog-*, jsonl-unix) */
 	} scoped[] = {
 		{ "address", 1 }, { "path", 3 }, { "ca_file", 2 }, { "cert_file", 2 },
-		{ "key_file", 2 }, { "server_name", 2 }, { "facility", 0 }, { "format", 0 },
+		{ "key_file", 2 }, { "server_name", 2 }, { "facility", 0 },
 		{ "spool_bytes", 4 },
 	};
 	int r = 0;

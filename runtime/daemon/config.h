@@ -246,7 +246,7 @@ bool daemon_tenant_valid(const char *tenant);
  *       key_file: /etc/tether/node.key
  *       server_name: siem.example.com # syslog-tls: the name checked; default the address
  *       facility: local0              # syslog-*: a facility name; default local0
- *       format: json                  # syslog-*: the MSG; "json" (the only one today)
+ *       format: json                  # the record's form: "json" (default) or "ocsf"
  *       spool_bytes: 64MiB            # syslog-*: the spool's cap; default 64MiB
  *       default: true                 # every run's records (default false: only the
  *                                     # runs that name it in `audit_sinks`)
@@ -277,6 +277,7 @@ struct daemon_sink {
 	unsigned int facility;	/* 0..23; syslog-* only */
 	uint64_t spool_bytes;	/* syslog-*; SYSLOG_DEFAULT_SPOOL_BYTES when not set */
 	bool is_default;	/* `default: true` */
+	bool ocsf;		/* `format: ocsf`: OCSF events (runtime/sink/ocsf.h), not JSON Lines */
 	unsigned int line, column;	/* of the entry */
 };
 

@@ -21,6 +21,12 @@
 #include "runtime/sink/sink.h"
 #include "runtime/sink/syslog.h"
 
+/* OCSF events, and the node log's own lines as they are (the anchor must get out). */
+static int ocsf_or_node_line(const struct record *rec, struct strbuf *out)
+{
+	return syslog_encode_body(SYSLOG_FORMAT_OCSF, rec, out);
+}
+
 static int open_jsonl_file(const struct daemon_sink *cfg, struct sink **out, char *why,
 			   size_t len)
 {
@@ -41,7 +47,8 @@ static int open_jsonl_file(const struct daemon_sink *cfg, struct sink **out, cha
 			 r == -EINVAL ? "not a regular file" : strerror(-r));
 		return r;
 	}
-	r = sink_jsonl_open(fd, true, out);
+	r = cfg->ocsf ? sink_lines_open(fd, true, "ocsf", ocsf_or_node_line, out)
+		      : sink_jsonl_open(fd, true, out);
 	if (r < 0) {
 		close(fd);
 		snprintf(why, len, "sink %s: %s", cfg->name, strerror(-r));
@@ -84,7 +91,7 @@ static int open_one(const struct daemon *d, const struct daemon_sink *cfg, struc
 		.key_file = cfg->key_file,
 		.server_name = cfg->server_name,
 		.facility = cfg->facility,
-		.format = SYSLOG_FORMAT_JSON,
+		.format = cfg->ocsf ? SYSLOG_FORMAT_OCSF : SYSLOG_FORMAT_JSON,
 		.spool_dir = spool,
 		.spool_bytes = cfg->spool_bytes,
 	};

@@ -40,6 +40,7 @@
 #include "runtime/dnsproxy.h"
 #include "runtime/json.h"
 #include "runtime/record.h"
+#include "runtime/sink/ocsf.h"
 #include "runtime/sink/sink.h"
 #include "runtime/sink/spool.h"
 #include "runtime/sink/syslog.h"
@@ -187,6 +188,13 @@ static int finish_message(struct strbuf *out, size_t start, const struct strbuf 
 	return append_bytes(out, body->data, room);
 }
 
+int syslog_encode_body(enum syslog_format format, const struct record *rec, struct strbuf *out)
+{
+	if (format == SYSLOG_FORMAT_OCSF && rec->kind != RECORD_NODE_LINE)
+		return ocsf_encode(rec, out);
+	return sink_jsonl_encode(rec, out);
+}
+
 int syslog_format_record(const struct syslog_header *hdr, const struct record *rec,
 			 uint64_t id, size_t max, struct strbuf *out, bool *truncated)
 {
@@ -198,7 +206,7 @@ int syslog_format_record(const struct syslog_header *hdr, const struct record *r
 
 	if (max < 512)
 		return -EINVAL;
-	r = sink_jsonl_encode(rec, &body);
+	r = syslog_encode_body(hdr->format, rec, &body);
 	if (r < 0)
 		goto out;
 	r = format_head(out, pri, record_real_ns(rec), host, hdr->procid, record_msgid(rec), id);
@@ -293,7 +301,8 @@ static int format_spooled(void *ctx, uint64_t id, struct strbuf *out)
 	struct format_call *call = ctx;
 
 	if (call->sink->transport == SYSLOG_JSONL_UNIX)
-		return sink_jsonl_encode(call->rec, out) ?: sb_printf(out, "\n");
+		return syslog_encode_body(call->sink->hdr.format, call->rec, out) ?:
+		       sb_printf(out, "\n");
 
 	return syslog_format_record(&call->sink->hdr, call->rec, id, SYSLOG_MSG_MAX, out,
 				    &call->truncated);
@@ -908,7 +917,7 @@ int sink_syslog_open(const struct syslog_options *o, struct sink **out)
 	int r;
 
 	if (!o || !o->spool_dir || (o->facility > 23) ||
-	    (o->format && o->format != SYSLOG_FORMAT_JSON))
+	    (o->format && o->format != SYSLOG_FORMAT_JSON && o->format != SYSLOG_FORMAT_OCSF))
 		return -EINVAL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -931,6 +940,7 @@ int sink_syslog_open(const struct syslog_options *o, struct sink **out)
 		.facility = o->facility ? o->facility : SYSLOG_FACILITY_LOCAL0,
 		.hostname = s->hostname[0] ? s->hostname : NULL,
 		.procid = (unsigned int)getpid(),
+		.format = o->format ? o->format : SYSLOG_FORMAT_JSON,
 	};
 	r = setup_peer(s, o);
 	if (r < 0)

@@ -59,13 +59,20 @@ enum syslog_transport {
 
 enum syslog_format {
 	SYSLOG_FORMAT_JSON = 1,		/* MSG: the JSON Lines object */
+	/* MSG: the OCSF event (runtime/sink/ocsf.h); the node log's own lines,
+	 * which OCSF has no class for, as they are (the anchor must get out) */
+	SYSLOG_FORMAT_OCSF,
 };
+
+/* The message body `format` makes of `rec` (the MSG; no newline): 0 or -ENOMEM. */
+int syslog_encode_body(enum syslog_format format, const struct record *rec, struct strbuf *out);
 
 /* What a message's header holds besides the record's own fields. */
 struct syslog_header {
 	unsigned int facility;		/* 0..23 */
 	const char *hostname;		/* when the record has no context; NULL: "-" */
 	unsigned int procid;		/* 0: "-" */
+	enum syslog_format format;	/* 0: SYSLOG_FORMAT_JSON */
 };
 
 struct syslog_options {

@@ -996,7 +996,8 @@ Test(daemon_config, sinks_every_type)
 		     "    default: true\n"
 		     "  - {name: tcp6, type: syslog-tcp, address: '[2001:db8::1]:514'}\n"
 		     "  - {name: local, type: syslog-unix, path: /dev/log}\n"
-		     "  - {name: file, type: jsonl-file, path: /var/log/tether/records.jsonl}\n"
+		     "  - {name: file, type: jsonl-file, path: /var/log/tether/records.jsonl, "
+		     "format: ocsf}\n"
 		     "  - {name: stream, type: jsonl-unix, path: /run/collector.sock, "
 		     "spool_bytes: 1MiB}\n");
 	cr_assert_eq(cfg.sink_count, 5);
@@ -1015,6 +1016,8 @@ Test(daemon_config, sinks_every_type)
 	cr_expect_eq(s->spool_bytes, SYSLOG_DEFAULT_SPOOL_BYTES);
 	cr_expect_not(s->is_default);
 	cr_expect_eq(daemon_config_sink(&cfg, "file")->type, DAEMON_SINK_JSONL_FILE);
+	cr_expect(daemon_config_sink(&cfg, "file")->ocsf);
+	cr_expect_not(daemon_config_sink(&cfg, "siem")->ocsf);
 	cr_expect_eq(daemon_config_sink(&cfg, "stream")->spool_bytes, 1u << 20);
 	cr_expect_null(daemon_config_sink(&cfg, "nope"));
 	daemon_config_free(&cfg);
@@ -1032,7 +1035,7 @@ Test(daemon_config, sinks_errors)
 		      "  - {name: 'e f', type: nope, path: /x}\n"
 		      "  - {name: g, type: syslog-tcp, address: 192.0.2.1:514, facility: kern}\n"
 		      "  - {name: h, type: syslog-tcp, address: 192.0.2.1:514, spool_bytes: 1KiB}\n"
-		      "  - {name: i, type: syslog-tcp, address: 192.0.2.1:514, format: ocsf}\n"
+		      "  - {name: i, type: syslog-tcp, address: 192.0.2.1:514, format: cef}\n"
 		      "  - {name: j, type: jsonl-file, path: /x, ca_file: /ca}\n",
 		      "t.yaml:3:5: error: a sink of type 'syslog-tls' needs 'ca_file': the "
 		      "collector's certificate is always checked\n"
@@ -1053,8 +1056,9 @@ Test(daemon_config, sinks_errors)
 		      "to local7, authpriv, auth, daemon, user, ...; not kern)\n"
 		      "t.yaml:10:70: error: invalid 'spool_bytes': '1KiB' is too small; the minimum "
 		      "is 16KiB\n"
-		      "t.yaml:11:65: error: 'format' must be \"json\" (the record's JSON object as "
-		      "the message); OCSF is not available in this tether yet\n"
+		      "t.yaml:11:65: error: 'format' must be \"json\" (the record's JSON object, as "
+		      "the records file has it) or \"ocsf\" (an OCSF 1.x event: docs/audit.md, "
+		      "\"OCSF\")\n"
 		      "t.yaml:12:43: error: 'ca_file' does not apply to a sink of type "
 		      "'jsonl-file'\n");
 }

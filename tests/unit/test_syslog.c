@@ -92,6 +92,41 @@ Test(syslog, a_run_record_is_one_rfc5424_message)
 	sb_free(&sb);
 }
 
+Test(syslog, format_ocsf_makes_the_msg_an_ocsf_event_and_keeps_node_log_lines)
+{
+	struct syslog_header ocsf = header;
+	struct record_context ctx = { .host = "node-1" };
+	struct record_names names = { .run_id = "r-1", .ctx = &ctx };
+	struct tether_fs_event ev = { .hdr = { .kind = tether_fs_op_kind(TETHER_FS_OPEN_READ),
+					       .size = sizeof(ev), .seq = 9, .ts_ns = 1 },
+				      .op = TETHER_FS_OPEN_READ, .access = TETHER_ACCESS_READ,
+				      .decision = TETHER_DECISION_DENY, .err = -EACCES,
+				      .reason = TETHER_REASON_DEFAULT_DENY,
+				      .rule_id = TETHER_RULE_NONE };
+	const char line[] = "{\"kind\":\"checkpoint\",\"log_seq\":4,\"mac\":\"00\"}";
+	struct record node = { .kind = RECORD_NODE_LINE, .line = { line, sizeof(line) - 1 },
+			       .line_kind = "checkpoint" };
+	struct record_scratch scratch = { 0 };
+	struct record rec;
+	struct strbuf sb = { 0 };
+	bool truncated;
+
+	snprintf(ev.path, sizeof(ev.path), "/etc/shadow");
+	cr_assert_eq(record_decode(&ev, sizeof(ev), &names, &scratch, &rec), 0);
+	ocsf.format = SYSLOG_FORMAT_OCSF;
+	cr_assert_eq(syslog_format_record(&ocsf, &rec, 3, SYSLOG_MSG_MAX, &sb, &truncated), 0);
+	/* the header as ever; the MSG is the OCSF File System Activity event */
+	cr_expect_not_null(strstr(sb.data, " node-1 tether 99 fs [tether@32473 id=\"3\" "
+					   "run_id=\"r-1\" seq=\"9\"] {"), "%s", sb.data);
+	cr_expect_not_null(strstr(sb.data, "\"class_uid\":1001"), "%s", sb.data);
+	cr_expect_null(strstr(sb.data, "\"schema_version\":3"), "%s", sb.data);
+	sb.len = 0;
+	cr_assert_eq(syslog_format_record(&ocsf, &node, 4, SYSLOG_MSG_MAX, &sb, &truncated), 0);
+	cr_expect_not_null(strstr(sb.data, " checkpoint [tether@32473 id=\"4\"] {\"kind\":"
+					   "\"checkpoint\",\"log_seq\":4,\"mac\":\"00\"}"), "%s", sb.data);
+	sb_free(&sb);
+}
+
 Test(syslog, no_context_takes_the_nodes_name_and_no_seq_is_left_out)
 {
 	struct record rec = run_record(0, NULL, NULL);
