@@ -11,6 +11,7 @@
 #   make test            all of the above
 #   make fuzz            fuzz policyc (libFuzzer, ASan, UBSan) for FUZZ_TIME s (600)
 #   make fuzz-smoke      the same for FUZZ_TIME s (30), small inputs; fails on any finding
+#   make fuzz-nodelog    fuzz tether audit verify's reading of node log files
 #   make bench-policyc   time and measure policyc on 10,000 path and 10,000 CIDR rules
 #   make bench-fs        open, stat and fork+exec in runs of 10 and 10,000 rules vs none (VM)
 #   make bench-net       TCP connect, UDP sendto, DNS in runs of 10 and 10,000 CIDR rules vs none (VM)
@@ -200,12 +201,34 @@ fuzz-dns-corpus:
 fuzz-dns: $(FUZZ_DNS_BIN) fuzz-dns-corpus
 	$(Q)$(FUZZ_DNS_BIN) -max_total_time=$(or $(FUZZ_TIME),600) $(FUZZ_DNS_ARGS)
 
+# tether audit verify (runtime/sink/nodelog_verify.c): the node log files it
+# reads are what an attacker may have changed.  Findings: build/fuzz/nodelog-*.
+FUZZ_NL_BIN  := $(FUZZ_DIR)/fuzz_nodelog
+FUZZ_NL_OBJS := $(FUZZ_DIR)/obj/runtime/sink/nodelog_verify.o \
+		$(FUZZ_DIR)/obj/runtime/sink/nodelog_key.o $(FUZZ_DIR)/obj/runtime/base64.o
+FUZZ_NL_ARGS := -timeout=10 -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/nodelog- \
+		$(FUZZ_DIR)/corpus-nodelog
+
+.PHONY: fuzz-nodelog fuzz-nodelog-corpus
+
+$(FUZZ_NL_BIN): tests/fuzz/fuzz_nodelog.c $(FUZZ_NL_OBJS) $(HDRS)
+	$(call msg,CLANG,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -Werror -fsanitize=fuzzer,$(FUZZ_SAN) -o $@ $< $(FUZZ_NL_OBJS) \
+		-ljansson -lcrypto
+
+fuzz-nodelog-corpus:
+	$(Q)mkdir -p $(FUZZ_DIR)/corpus-nodelog
+	$(Q)cp tests/fuzz/corpus-nodelog/* $(FUZZ_DIR)/corpus-nodelog/
+
+fuzz-nodelog: $(FUZZ_NL_BIN) fuzz-nodelog-corpus
+	$(Q)$(FUZZ_NL_BIN) -max_total_time=$(or $(FUZZ_TIME),600) $(FUZZ_NL_ARGS)
+
 fuzz: $(FUZZ_BIN) fuzz-corpus
 	$(Q)$(FUZZ_BIN) -max_total_time=$(or $(FUZZ_TIME),600) $(FUZZ_ARGS)
 
 # Short enough for every CI run; the log keeps libFuzzer's chatter off the
 # terminal unless something was found.
-fuzz-smoke: $(FUZZ_BIN) fuzz-corpus $(FUZZ_DNS_BIN) fuzz-dns-corpus
+fuzz-smoke: $(FUZZ_BIN) fuzz-corpus $(FUZZ_DNS_BIN) fuzz-dns-corpus $(FUZZ_NL_BIN) fuzz-nodelog-corpus
 	$(Q)log=$(FUZZ_DIR)/smoke.log; \
 	if ! $(FUZZ_BIN) -max_total_time=$(or $(FUZZ_TIME),30) -max_len=65536 \
 		$(FUZZ_ARGS) > $$log 2>&1; then \
@@ -224,6 +247,15 @@ fuzz-smoke: $(FUZZ_BIN) fuzz-corpus $(FUZZ_DNS_BIN) fuzz-dns-corpus
 	fi; \
 	runs=$$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+).*/\1/p' $$log); \
 	echo "fuzz-smoke: dns: $${runs:-?} executions in $(or $(FUZZ_TIME),30) s, no crash"
+	$(Q)log=$(FUZZ_DIR)/smoke-nodelog.log; \
+	if ! $(FUZZ_NL_BIN) -max_total_time=$(or $(FUZZ_TIME),30) -max_len=16384 \
+		$(FUZZ_NL_ARGS) > $$log 2>&1; then \
+		tail -n 60 $$log; \
+		echo "fuzz-smoke: nodelog: FAILED: see $$log (findings are saved as $(FUZZ_DIR)/nodelog-crash-*, nodelog-leak-*, nodelog-timeout-*)"; \
+		exit 1; \
+	fi; \
+	runs=$$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+).*/\1/p' $$log); \
+	echo "fuzz-smoke: nodelog: $${runs:-?} executions in $(or $(FUZZ_TIME),30) s, no crash"
 
 # The policyc benchmark: a generated envelope, then the driver against the
 # library.  It reports figures and PASS/MISS against the targets; it never

@@ -24,6 +24,7 @@
 #include "common/version.h"
 #include "loader/loader.h"
 #include "policyc/policy.h"
+#include "policyc/policyc_internal.h"
 #include "runtime/daemon/internal.h"
 #include "runtime/daemon/journal.h"
 #include "runtime/fsutil.h"
@@ -534,6 +535,53 @@ static char **build_environ(json_t *env)
 	return v;
 }
 
+/*
+ * Whether a rule of `policy` reaches one of the daemon's own files: the
+ * node log's key, the node log, the journals and records, the spools, the
+ * files of its sinks.  A rule at or below one does; so does one above it
+ * (a subtree) unless a built-in protected path lies between, which keeps
+ * every run out (policyc/path.c: /var/lib/tether, ...).  Workspaces below
+ * the state directory (/var/lib/tether/workspaces/...) reach none of them.
+ * Returns the rule's path, with the file it reaches in `what`, or NULL.
+ */
+static const char *reaches_daemon_files(const struct daemon *d, const struct tp_policy *policy,
+					char *what, size_t len)
+{
+	char key[PATH_MAX], audit[PATH_MAX], runs[PATH_MAX], spool[PATH_MAX];
+	const char *own[8 + 2 * 16];
+	size_t n = 0;
+
+	snprintf(key, sizeof(key), "%s/node-log.key", d->cfg.state_dir);
+	snprintf(audit, sizeof(audit), "%s/audit", d->cfg.state_dir);
+	snprintf(runs, sizeof(runs), "%s/runs", d->cfg.state_dir);
+	snprintf(spool, sizeof(spool), "%s/spool", d->cfg.state_dir);
+	own[n++] = d->cfg.node_log.key_file ? d->cfg.node_log.key_file : key;
+	own[n++] = audit;
+	own[n++] = runs;
+	own[n++] = spool;
+	for (size_t i = 0; i < d->cfg.sink_count && n + 2 <= sizeof(own) / sizeof(own[0]); i++) {
+		if (d->cfg.sinks[i].type == DAEMON_SINK_JSONL_FILE)
+			own[n++] = d->cfg.sinks[i].path;
+		if (d->cfg.sinks[i].key_file)
+			own[n++] = d->cfg.sinks[i].key_file;
+	}
+	for (size_t i = 0; i < policy->path_rule_count; i++) {
+		const struct tp_path_rule *r = &policy->path_rules[i];
+
+		if (!r->access)
+			continue;
+		for (size_t j = 0; j < n; j++) {
+			if (tp_path_within(r->path, own[j]) ||
+			    (r->kind == TP_PATH_SUBTREE && tp_path_within(own[j], r->path) &&
+			     !tp_path_protected_between(r->path, own[j]))) {
+				snprintf(what, len, "%s", own[j]);
+				return r->path;
+			}
+		}
+	}
+	return NULL;
+}
+
 static int check_request(struct daemon *d, const struct create_request *req, const char *id,
 			 struct tp_policy **policy_out, uint8_t envelope_digest[32],
 			 unsigned int *attempt, char *msg, size_t msg_len, json_t **diagnostics)
@@ -609,6 +657,20 @@ static int check_request(struct daemon *d, const struct create_request *req, con
 		return fail(403, msg, msg_len,
 			    "uid %u may not give a run the workspace %s: it is in none of the "
 			    "workspaces daemon.yaml lists for this caller", req->caller.uid, ws);
+	}
+	{
+		char what[PATH_MAX], rule[256];
+		const char *hit = reaches_daemon_files(d, policy, what, sizeof(what));
+
+		if (hit) {
+			snprintf(rule, sizeof(rule), "%s", hit);
+			tp_policy_free(policy);
+			return fail(403, msg, msg_len,
+				    "the envelope's rule for %s reaches %s, which is the daemon's own "
+				    "(its node log and key, journals, spools or sinks): no run may; "
+				    "narrow the rule, or keep the state directory beneath %s",
+				    rule, what, DAEMON_DEFAULT_STATE_DIR);
+		}
 	}
 	if (req->env) {
 		json_object_foreach(req->env, key, value) {

@@ -274,8 +274,42 @@ rc=$?
 	pass "an invalid envelope through tether run: 121 and the diagnostics, as standalone" ||
 	fail "bad envelope cli" "rc=$rc $(cat "$T/bad.err")"
 
+# ---- no run reaches the daemon's own files (node log key, journals, spools) -------
+envelope "$T/state.yaml" "$WS"
+printf '    read: ["/var/lib/tether/**"]\n' >> "$T/state.yaml"
+body "$T/state.yaml" '["/bin/cat","/var/lib/tether/node-log.key"]' '"run_id":"state-1"' > "$T/state.json"
+code=$(api POST /v1/runs -d @"$T/state.json")
+[ "$code" = 403 ] && grep -q "the envelope's rule for /var/lib/tether reaches /var/lib/tether/node-log.key, which is the daemon's own" "$T/api.body" &&
+	[ ! -e /var/lib/tether/runs/state-1 ] &&
+	pass "an envelope granting the state directory: 403 naming the rule and the key it would reach, nothing run" ||
+	fail "state dir rule" "$code $(cat "$T/api.body")"
+envelope "$T/wsunder.yaml" /var/lib/tether/workspaces/w1
+mkdir -p /var/lib/tether/workspaces/w1
+body "$T/wsunder.yaml" '["'"$BIN"'/fsprobe","ok","write","/var/lib/tether/workspaces/w1/f"]' '"run_id":"wsunder-1"' > "$T/wsunder.json"
+code=$(api POST /v1/runs -d @"$T/wsunder.json")
+wait_state wsunder-1 ended
+[ "$code" = 201 ] && grep -q '"reason":"succeeded"' "$T/api.body" &&
+	pass "a workspace below the state directory (/var/lib/tether/workspaces/...) still runs" ||
+	fail "workspace under state" "$code $(cat "$T/api.body")"
+
+# ---- no secret reaches a record: canaries in the environment, an argument, a file
+CANARY_ENV=tether-canary-denv-3c9e71aa
+CANARY_ARG=tether-canary-darg-0d4be512
+CANARY_FILE=tether-canary-dfile-a61f2c08
+printf '%s\n' "$CANARY_FILE" > "$WS/canary.txt"
+envelope "$T/canary.yaml" "$WS"
+printf '  environment: [TETHER_CANARY]\n' >> "$T/canary.yaml"
+body "$T/canary.yaml" '["/bin/sh","-c","v=$(cat '"$WS"'/canary.txt); echo \"$v $TETHER_CANARY\" > '"$WS"'/out; echo \"$v\" > /etc/daemon-canary; '"$BIN"'/fsprobe EACCES write /etc/daemon-canary; true","'"$CANARY_ARG"'"]' '"run_id":"canary-1","audit_allowed":true,"env":{"TETHER_CANARY":"'"$CANARY_ENV"'","PATH":"/bin"}' > "$T/canary.json"
+canary_code=$(api POST /v1/runs -d @"$T/canary.json")
+wait_state canary-1 ended
+
 # ---- the node log (docs/audit.md, "The node log") -----------------------------------
 stop_daemon
+grep -q "$CANARY_FILE $CANARY_ENV" "$WS/out" && [ "$canary_code" = 201 ] &&
+	grep -q '"run_id":"canary-1",.*"path":"/etc/daemon-canary"' /var/lib/tether/audit/node.log &&
+	! grep -l -e "$CANARY_ENV" -e "$CANARY_ARG" -e "$CANARY_FILE" /var/lib/tether/audit/node.log* /var/lib/tether/runs/canary-1/records.jsonl > "$T/canary.hits" &&
+	pass "canaries in a daemon run's environment, arguments and files: in none of its records, in its records file or the node log" ||
+	fail "canaries" "code=$canary_code $(cat "$WS/out" "$T/canary.hits" 2>&1)"
 NL=/var/lib/tether/audit
 # a run's records, each in the node log as in its records file, with log_seq and mac added
 sed 's/,"log_seq":[0-9]*,"mac":"[0-9a-f]*"}$/}/' $NL/node.log* | grep '"run_id":"api-1",' > "$T/nl-api-1"
