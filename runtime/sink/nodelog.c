@@ -21,6 +21,7 @@
 
 #include "common/version.h"
 #include "runtime/base64.h"
+#include "runtime/fsutil.h"
 #include "runtime/json.h"
 #include "runtime/record.h"
 #include "runtime/sink/nodelog.h"
@@ -80,24 +81,6 @@ static void set_error(struct nodelog *s, int r)
 {
 	if (r && !s->error)
 		s->error = r;
-}
-
-/* All n bytes to fd: 0 or a negative errno. */
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		if (w == 0)
-			return -EIO;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
 }
 
 /*
