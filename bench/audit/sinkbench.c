@@ -210,7 +210,7 @@ struct result {
 	double verify_secs;	/* node log: nodelog_verify(), not timed */
 	struct tally t[2];	/* fan-out: [0] records file, [1] node log */
 	size_t tallies;
-	uint64_t loss_messages, duplicates;
+	uint64_t loss_messages, duplicates, write_errors;
 };
 
 static void meter_stop(const struct meter *m, struct result *res, double exclude_cpu)
@@ -851,8 +851,12 @@ stop:
 	if (r)
 		goto out;
 	res->tallies = 1;
-	res->t[0] = (struct tally){ .generated = n_records, .delivered = c.records,
-				    .lost = c.lost + errors };
+	/*
+	 * A write() error is a record the spool dropped and counted too: an
+	 * audit_loss message names it, so it is in c.lost already.
+	 */
+	res->t[0] = (struct tally){ .generated = n_records, .delivered = c.records, .lost = c.lost };
+	res->write_errors = errors;
 	res->loss_messages = c.loss_messages;
 	res->duplicates = c.duplicates;
 	if (!collector_ids_ok(&c))
@@ -1147,10 +1151,10 @@ int main(int argc, char **argv)
 		if (!strcmp(bc->name, "syslog"))
 			printf("  syslog-unix: write() of every record returned after %.3f s (median; "
 			       "%.0f records/s into the spool); %" PRIu64 " audit_loss messages, %"
-			       PRIu64 " duplicate datagrams\n",
+			       PRIu64 " duplicate datagrams, %" PRIu64 " write() errors\n",
 			       median_of(bc, reps, get_write_secs),
 			       (double)n_records / median_of(bc, reps, get_write_secs),
-			       mr->loss_messages, mr->duplicates);
+			       mr->loss_messages, mr->duplicates, mr->write_errors);
 		if (!strcmp(bc->name, "nodelog"))
 			printf("  node log: %" PRIu64 " lines of its own (checkpoints); "
 			       "nodelog_verify: 0 (verified) in %.3f s (median, not timed)\n",
