@@ -17,6 +17,7 @@
 #   make bench-net       TCP connect, UDP sendto, DNS in runs of 10 and 10,000 CIDR rules vs none (VM)
 #   make bench-start     start latency and /bin/true run of tether run vs bwrap vs plain (VM, host)
 #   make bench-agent     runs/s, create-to-first-instruction and memory of tether daemon vs tether run (VM)
+#   make bench-audit     records/s and CPU of the controller's sinks (node log, jsonl, OCSF, syslog) vs write(2) (host, root)
 #   make vmlinux         regenerate vmlinux/vmlinux.h from /sys/kernel/btf/vmlinux
 #   make clean
 
@@ -353,6 +354,24 @@ $(BENCH_AGENT_DIR)/driver: bench/agent/driver.c bench/common/stats.h
 
 bench-agent: $(OUTPUT)/tether $(BENCH_START_DIR)/startprobe $(BENCH_AGENT_DIR)/driver
 	$(Q)bench/agent/bench-agent $(OUTPUT)
+
+# The audit stream: denial records flooded through the controller's sinks
+# (jsonl, OCSF, the node log, syslog-unix, the daemon's fan-out) against
+# write(2) of the same lines, on the build host, as root (the node log's key
+# must be root's).  BENCH_AUDIT_N records per case (1000000),
+# BENCH_AUDIT_REPS repetitions (5; 3 from 1000000 records): see
+# bench/audit/README.md.  It reports; it fails only when a record is
+# unaccounted (generated != delivered + counted lost) or it cannot measure.
+.PHONY: bench-audit
+BENCH_AUDIT_DIR := $(OUTPUT)/bench/audit
+
+$(BENCH_AUDIT_DIR)/sinkbench: bench/audit/sinkbench.c bench/common/stats.h $(OUTPUT)/libtether.a $(HDRS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OUTPUT)/libtether.a -lbpf -lelf -lz -lyaml -levent -ljansson -lssl -lcrypto
+
+bench-audit: $(BENCH_AUDIT_DIR)/sinkbench
+	$(Q)$< $(if $(BENCH_AUDIT_N),-n $(BENCH_AUDIT_N)) $(if $(BENCH_AUDIT_REPS),-r $(BENCH_AUDIT_REPS))
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h.tmp
