@@ -30,21 +30,56 @@ static int sb_grow(struct strbuf *sb, size_t extra)
 
 int sb_printf(struct strbuf *sb, const char *fmt, ...)
 {
+	size_t room;
 	va_list ap;
 	int n;
 
+	/* one pass when it fits (almost always: the buffer is reused), two when it must grow */
+	if (sb_grow(sb, 64))
+		return -ENOMEM;
+	room = sb->cap - sb->len;
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	n = vsnprintf(sb->data + sb->len, room, fmt, ap);
 	va_end(ap);
 	if (n < 0)
 		return -EINVAL;
-	if (sb_grow(sb, (size_t)n))
-		return -ENOMEM;
-	va_start(ap, fmt);
-	vsnprintf(sb->data + sb->len, sb->cap - sb->len, fmt, ap);
-	va_end(ap);
+	if ((size_t)n >= room) {
+		if (sb_grow(sb, (size_t)n)) {
+			sb->data[sb->len] = '\0';
+			return -ENOMEM;
+		}
+		va_start(ap, fmt);
+		vsnprintf(sb->data + sb->len, sb->cap - sb->len, fmt, ap);
+		va_end(ap);
+	}
 	sb->len += (size_t)n;
 	return 0;
+}
+
+int sb_append(struct strbuf *sb, const char *data, size_t len)
+{
+	if (sb_grow(sb, len))
+		return -ENOMEM;
+	memcpy(sb->data + sb->len, data, len);
+	sb->len += len;
+	sb->data[sb->len] = '\0';
+	return 0;
+}
+
+int sb_str(struct strbuf *sb, const char *s)
+{
+	return sb_append(sb, s, strlen(s));
+}
+
+int sb_u64(struct strbuf *sb, unsigned long long v)
+{
+	char buf[20], *p = buf + sizeof(buf);
+
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return sb_append(sb, p, (size_t)(buf + sizeof(buf) - p));
 }
 
 void sb_free(struct strbuf *sb)
@@ -89,35 +124,45 @@ static size_t utf8_seq_len(const unsigned char *s, size_t avail)
 
 int sb_json_string(struct strbuf *sb, const char *str, size_t max_len)
 {
+	static const char hex[] = "0123456789abcdef";
 	const unsigned char *s = (const unsigned char *)str;
 	size_t len = strnlen(str, max_len), i = 0, n;
-	int r = 0;
+	int r = sb_append(sb, "\"", 1);
 
-	r |= sb_printf(sb, "\"");
 	while (i < len && !r) {
 		unsigned char c = s[i];
+		size_t run = i;
 
-		if (c == '"' || c == '\\') {
-			r |= sb_printf(sb, "\\%c", c);
-			i++;
-		} else if (c == '\n') {
-			r |= sb_printf(sb, "\\n");
-			i++;
-		} else if (c == '\t') {
-			r |= sb_printf(sb, "\\t");
-			i++;
-		} else if (c < 0x20 || c == 0x7f) {
-			r |= sb_printf(sb, "\\u%04x", c);
-			i++;
-		} else if ((n = utf8_seq_len(s + i, len - i)) == 0) {
-			/* Keep the byte visible rather than emit invalid JSON. */
-			r |= sb_printf(sb, "\\u%04x", c);
-			i++;
-		} else {
-			r |= sb_printf(sb, "%.*s", (int)n, (const char *)s + i);
-			i += n;
+		/* printable ASCII but the two that need a backslash: copied as a run */
+		while (run < len && s[run] >= 0x20 && s[run] < 0x7f && s[run] != '"' && s[run] != '\\')
+			run++;
+		if (run > i) {
+			r = sb_append(sb, str + i, run - i);
+			i = run;
+			continue;
 		}
+		if (c == '"' || c == '\\') {
+			char esc[2] = { '\\', (char)c };
+
+			r = sb_append(sb, esc, 2);
+			n = 1;
+		} else if (c == '\n') {
+			r = sb_append(sb, "\\n", 2);
+			n = 1;
+		} else if (c == '\t') {
+			r = sb_append(sb, "\\t", 2);
+			n = 1;
+		} else if (c < 0x80 || (n = utf8_seq_len(s + i, len - i)) == 0) {
+			/* a control character, DEL, or a byte that is not UTF-8: kept visible */
+			char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+
+			r = sb_append(sb, esc, 6);
+			n = 1;
+		} else {
+			r = sb_append(sb, str + i, n);
+		}
+		i += n;
 	}
-	r |= sb_printf(sb, "\"");
+	r = r ?: sb_append(sb, "\"", 1);
 	return r ? -ENOMEM : 0;
 }

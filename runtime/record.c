@@ -299,17 +299,37 @@ uint64_t record_real_ns(const struct record *rec)
 
 void record_format_time(uint64_t real_ns, char *buf, size_t size)
 {
+	/* the date and time of the last second formatted, per thread: records come in bursts */
+	static _Thread_local time_t cached_secs = -1;
+	static _Thread_local char cached[64];
 	struct record now = { 0 };
+	unsigned int us;
 	time_t secs;
 	struct tm tm;
 
 	if (!real_ns)
 		real_ns = record_real_ns(&now);
 	secs = (time_t)(real_ns / 1000000000);
-	gmtime_r(&secs, &tm);
-	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 (int)((real_ns % 1000000000) / 1000));
+	if (secs != cached_secs) {
+		gmtime_r(&secs, &tm);
+		snprintf(cached, sizeof(cached), "%04d-%02d-%02dT%02d:%02d:%02d",
+			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+			 tm.tm_sec);
+		cached_secs = secs;
+	}
+	us = (unsigned int)((real_ns % 1000000000) / 1000);
+	if (size < 28) {
+		if (size)
+			buf[0] = '\0';
+		return;
+	}
+	/* YYYY-MM-DDTHH:MM:SS.uuuuuuZ */
+	memcpy(buf, cached, 19);
+	buf[19] = '.';
+	for (int i = 25; i >= 20; i--, us /= 10)
+		buf[i] = (char)('0' + us % 10);
+	buf[26] = 'Z';
+	buf[27] = '\0';
 }
 
 int record_decode(const void *data, size_t size, const struct record_names *names,

@@ -62,9 +62,22 @@ static const char *rcode_name(uint8_t rcode)
 /* A string of the envelope, or null. */
 static int ctx_string(struct strbuf *out, const char *key, const char *value, size_t max)
 {
-	int r = sb_printf(out, ",\"%s\":", key);
+	int r = sb_lit(out, ",\"") | sb_str(out, key) | sb_lit(out, "\":");
 
-	return r | (value ? sb_json_string(out, value, max) : sb_printf(out, "null"));
+	return r | (value ? sb_json_string(out, value, max) : sb_lit(out, "null"));
+}
+
+/* ,"KEY":"VALUE" for a value of our own (a name: nothing to escape) */
+static int name_member(struct strbuf *out, const char *key, const char *value)
+{
+	return sb_lit(out, ",\"") | sb_str(out, key) | sb_lit(out, "\":\"") | sb_str(out, value) |
+	       sb_lit(out, "\"");
+}
+
+/* ,"KEY":N */
+static int num_member(struct strbuf *out, const char *key, unsigned long long v)
+{
+	return sb_lit(out, ",\"") | sb_str(out, key) | sb_lit(out, "\":") | sb_u64(out, v);
 }
 
 /*
@@ -78,27 +91,27 @@ static int begin(struct strbuf *out, const struct record *rec, const char *kind)
 {
 	const struct record_context *ctx = rec->ctx;
 	char when[64];
-	int r = sb_printf(out, "{\"schema_version\":%d", RECORD_SCHEMA_VERSION);
+	int r = sb_lit(out, "{\"schema_version\":") | sb_u64(out, RECORD_SCHEMA_VERSION);
 
 	record_format_time(record_real_ns(rec), when, sizeof(when));
 	if (rec->seq)
-		r |= sb_printf(out, ",\"seq\":%llu", (unsigned long long)rec->seq);
-	r |= sb_printf(out, ",\"time\":\"%s\"", when);
+		r |= num_member(out, "seq", rec->seq);
+	r |= name_member(out, "time", when);
 	if (ctx) {
 		r |= ctx_string(out, "host", ctx->host, 256);
 		r |= ctx_string(out, "boot_id", ctx->boot_id, 64);
 		r |= ctx_string(out, "tether_version", ctx->tether_version, 64);
 	}
-	r |= sb_printf(out, ",\"run_id\":");
+	r |= sb_lit(out, ",\"run_id\":");
 	r |= sb_json_string(out, rec->run_id ? rec->run_id : "", 256);
 	if (ctx) {
-		r |= sb_printf(out, ",\"attempt\":%u", ctx->attempt);
+		r |= num_member(out, "attempt", ctx->attempt);
 		r |= ctx_string(out, "tenant", ctx->tenant, 64);
 		r |= ctx_string(out, "trace_id", ctx->trace_id, 32);
 		r |= ctx_string(out, "span_id", ctx->span_id, 16);
 		r |= ctx_string(out, "policy_digest", ctx->policy_digest, 80);
 	}
-	r |= sb_printf(out, ",\"kind\":\"%s\"", kind);
+	r |= name_member(out, "kind", kind);
 	return r;
 }
 
@@ -122,7 +135,7 @@ static int encode_fs(const struct record *rec, struct strbuf *out)
 	const struct record_coalesced *c = fs->coalesced;
 	int r = begin(out, rec, fs->kind);
 
-	r |= sb_printf(out, ",\"op\":\"%s\"", fs->op);
+	r |= name_member(out, "op", fs->op);
 	if (c)
 		r |= encode_coalesced(c, out);
 	if (c && c->paths_listed) {
@@ -133,7 +146,7 @@ static int encode_fs(const struct record *rec, struct strbuf *out)
 		}
 		r |= sb_printf(out, "],\"paths_unlisted\":%llu", (unsigned long long)c->paths_unlisted);
 	} else {
-		r |= sb_printf(out, ",\"path\":");
+		r |= sb_lit(out, ",\"path\":");
 		r |= sb_json_string(out, fs->path, fs->path_len);
 	}
 	if (fs->path_truncated)
@@ -143,34 +156,35 @@ static int encode_fs(const struct record *rec, struct strbuf *out)
 	if (fs->access) {
 		const char *sep = "";
 
-		r |= sb_printf(out, ",\"access\":\"");
+		r |= sb_lit(out, ",\"access\":\"");
 		for (size_t i = 0; i < TP_ACCESS_RIGHT_COUNT; i++) {
 			if (fs->access & tp_access_rights[i].bit) {
-				r |= sb_printf(out, "%s%s", sep, tp_access_rights[i].name);
+				r |= sb_str(out, sep) | sb_str(out, tp_access_rights[i].name);
 				sep = ",";
 			}
 		}
-		r |= sb_printf(out, "\"");
+		r |= sb_lit(out, "\"");
 	}
-	r |= sb_printf(out, ",\"decision\":\"%s\"", record_decision_name(fs->decision));
+	r |= name_member(out, "decision", record_decision_name(fs->decision));
 	if (fs->err)
-		r |= sb_printf(out, ",\"errno\":\"%s\"", record_errno_name(fs->err));
-	r |= sb_printf(out, ",\"reason\":\"%s\"", record_reason_name(fs->reason));
+		r |= name_member(out, "errno", record_errno_name(fs->err));
+	r |= name_member(out, "reason", record_reason_name(fs->reason));
 	if (fs->has_rule) {
-		r |= sb_printf(out, ",\"rule\":%u", fs->rule);
+		r |= num_member(out, "rule", fs->rule);
 		if (fs->rule_path) {
-			r |= sb_printf(out, ",\"rule_path\":");
+			r |= sb_lit(out, ",\"rule_path\":");
 			r |= sb_json_string(out, fs->rule_path, 4096);
 		}
 	}
-	r |= sb_printf(out, ",\"pid\":%u,\"tgid\":%u,\"ppid\":%u,\"uid\":%u,\"comm\":",
-		       ev->hdr.pid, ev->hdr.tgid, ev->ppid, ev->uid);
+	r |= num_member(out, "pid", ev->hdr.pid) | num_member(out, "tgid", ev->hdr.tgid) |
+	     num_member(out, "ppid", ev->ppid) | num_member(out, "uid", ev->uid);
+	r |= sb_lit(out, ",\"comm\":");
 	r |= sb_json_string(out, ev->comm, sizeof(ev->comm));
-	r |= sb_printf(out, ",\"exe\":");
+	r |= sb_lit(out, ",\"exe\":");
 	r |= sb_json_string(out, ev->exe, sizeof(ev->exe));
-	r |= sb_printf(out, ",\"parent_exe\":");
+	r |= sb_lit(out, ",\"parent_exe\":");
 	r |= sb_json_string(out, ev->parent_exe, sizeof(ev->parent_exe));
-	r |= sb_printf(out, ",\"cgroup_id\":%llu}", (unsigned long long)ev->hdr.cgroup_id);
+	r |= num_member(out, "cgroup_id", ev->hdr.cgroup_id) | sb_lit(out, "}");
 	return r ? -ENOMEM : 0;
 }
 
