@@ -206,6 +206,15 @@ struct record_context {
 	const char *trace_id;		/* 32 hex digits, from the run's traceparent */
 	const char *span_id;		/* 16 hex digits */
 	const char *policy_digest;	/* "sha256:...": what the run enforces */
+	/*
+	 * The members above as JSON (from ,"host" to "policy_digest"'s value,
+	 * run_id `encoded_run_id`'s among them), encoded once for the run by
+	 * sink_jsonl_encode_context(): a record of that run copies them.
+	 * NULL: each record encodes them anew.
+	 */
+	const char *encoded;
+	size_t encoded_len;
+	const char *encoded_run_id;
 };
 
 struct dns_event;

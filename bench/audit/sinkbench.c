@@ -91,7 +91,7 @@ static uint64_t mono_base;
 static char host[256], boot_id[64];
 
 static const char *const rule_paths[] = { "/", "/work", "/etc/shadow", "/root" };
-static const struct record_context context = {
+static struct record_context context = {
 	.host = host,
 	.boot_id = boot_id,
 	.tether_version = TETHER_VERSION,
@@ -129,6 +129,16 @@ static int make_template(void)
 	if (uname(&uts) == 0)
 		snprintf(host, sizeof(host), "%s", uts.nodename);
 	record_boot_id(boot_id, sizeof(boot_id));
+	{
+		/* as a run has it: its envelope's members encoded once (run_context_init) */
+		static struct strbuf members;
+
+		if (sink_jsonl_encode_context(&context, names.run_id, &members))
+			return -ENOMEM;
+		context.encoded = members.data;
+		context.encoded_len = members.len;
+		context.encoded_run_id = names.run_id;
+	}
 	memset(&event, 0, sizeof(event));
 	event.hdr.kind = tether_fs_op_kind(TETHER_FS_OPEN_READ);
 	event.hdr.size = sizeof(event);

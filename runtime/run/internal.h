@@ -61,6 +61,7 @@ struct run {
 	char envelope_digest[TP_DIGEST_TEXT_MAX];	/* cfg->envelope_digest, else digest */
 	/* every record's envelope: audit.names.ctx points here */
 	struct record_context ctx;
+	struct strbuf ctx_json;		/* ctx.encoded's bytes */
 	char host[65], boot_id[40], trace_id[33], span_id[17];
 	const char *audit_path;		/* cfg's, else the policy's audit.sink; NULL: stderr */
 	bool audit_allowed;

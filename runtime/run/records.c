@@ -11,6 +11,7 @@
 
 #include "common/version.h"
 #include "runtime/run/internal.h"
+#include "runtime/sink/sink.h"
 
 /* W3C trace context: 00-<32 hex>-<16 hex>-<2 hex>, lower case, ids not all zero. */
 bool run_traceparent_valid(const char *s)
@@ -62,6 +63,12 @@ void run_context_init(struct run *run)
 		run->span_id[16] = 0;
 		run->ctx.trace_id = run->trace_id;
 		run->ctx.span_id = run->span_id;
+	}
+	/* the members every record of the run repeats, encoded once */
+	if (sink_jsonl_encode_context(&run->ctx, run->run_id, &run->ctx_json) == 0) {
+		run->ctx.encoded = run->ctx_json.data;
+		run->ctx.encoded_len = run->ctx_json.len;
+		run->ctx.encoded_run_id = run->run_id;
 	}
 	run->audit.names.ctx = &run->ctx;
 }

@@ -911,5 +911,6 @@ void run_free(struct run *run)
 	free(run->rule_paths);
 	run_rules_free(run->rules, run->rule_count);
 	free(run->binds);
+	sb_free(&run->ctx_json);
 	free(run);
 }

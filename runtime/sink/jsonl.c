@@ -87,6 +87,34 @@ static int num_member(struct strbuf *out, const char *key, unsigned long long v)
  * "policy_digest":...,"kind":"KIND".  Without a context (a record outside
  * any run's stream) only schema_version, seq, time, run_id and kind.
  */
+/* The envelope's members from ,"host" to "policy_digest" (run_id among them). */
+static int context_members(struct strbuf *out, const struct record_context *ctx, const char *run_id)
+{
+	int r = 0;
+
+	if (ctx) {
+		r |= ctx_string(out, "host", ctx->host, 256);
+		r |= ctx_string(out, "boot_id", ctx->boot_id, 64);
+		r |= ctx_string(out, "tether_version", ctx->tether_version, 64);
+	}
+	r |= sb_lit(out, ",\"run_id\":");
+	r |= sb_json_string(out, run_id ? run_id : "", 256);
+	if (ctx) {
+		r |= num_member(out, "attempt", ctx->attempt);
+		r |= ctx_string(out, "tenant", ctx->tenant, 64);
+		r |= ctx_string(out, "trace_id", ctx->trace_id, 32);
+		r |= ctx_string(out, "span_id", ctx->span_id, 16);
+		r |= ctx_string(out, "policy_digest", ctx->policy_digest, 80);
+	}
+	return r;
+}
+
+int sink_jsonl_encode_context(const struct record_context *ctx, const char *run_id,
+			      struct strbuf *out)
+{
+	return context_members(out, ctx, run_id) ? -ENOMEM : 0;
+}
+
 static int begin(struct strbuf *out, const struct record *rec, const char *kind)
 {
 	const struct record_context *ctx = rec->ctx;
@@ -97,20 +125,11 @@ static int begin(struct strbuf *out, const struct record *rec, const char *kind)
 	if (rec->seq)
 		r |= num_member(out, "seq", rec->seq);
 	r |= name_member(out, "time", when);
-	if (ctx) {
-		r |= ctx_string(out, "host", ctx->host, 256);
-		r |= ctx_string(out, "boot_id", ctx->boot_id, 64);
-		r |= ctx_string(out, "tether_version", ctx->tether_version, 64);
-	}
-	r |= sb_lit(out, ",\"run_id\":");
-	r |= sb_json_string(out, rec->run_id ? rec->run_id : "", 256);
-	if (ctx) {
-		r |= num_member(out, "attempt", ctx->attempt);
-		r |= ctx_string(out, "tenant", ctx->tenant, 64);
-		r |= ctx_string(out, "trace_id", ctx->trace_id, 32);
-		r |= ctx_string(out, "span_id", ctx->span_id, 16);
-		r |= ctx_string(out, "policy_digest", ctx->policy_digest, 80);
-	}
+	if (ctx && ctx->encoded && rec->run_id && ctx->encoded_run_id &&
+	    !strcmp(rec->run_id, ctx->encoded_run_id))
+		r |= sb_append(out, ctx->encoded, ctx->encoded_len);
+	else
+		r |= context_members(out, ctx, rec->run_id);
 	r |= name_member(out, "kind", kind);
 	return r;
 }

@@ -77,6 +77,14 @@ int sink_lines_open(int fd, bool own_fd, const char *name,
 int sink_fanout_open(struct sink *own, struct sink *const *shared, size_t count,
 		     struct sink **out);
 
+/*
+ * The record envelope's members from ,"host" to "policy_digest" for a run
+ * (record_context.encoded): what every record of the run repeats.
+ */
+struct record_context;
+int sink_jsonl_encode_context(const struct record_context *ctx, const char *run_id,
+			      struct strbuf *out);
+
 /* The JSON object sink_jsonl writes for `rec`, without the newline. */
 int sink_jsonl_encode(const struct record *rec, struct strbuf *out);
 

@@ -775,6 +775,38 @@ Test(audit, records_carry_the_envelope)
 	sb_free(&sb);
 }
 
+/* A run's envelope encoded once (record_context.encoded) writes the very same bytes. */
+Test(audit, the_envelope_encoded_once_is_the_same_bytes)
+{
+	struct tether_fs_event ev = sample();
+	struct record_context ctx = {
+		.host = "node-\"7", .boot_id = "0b6c8f58-9a3e-4c1e-8d49-2f3f7f0e6a11",
+		.tether_version = "9.8.7", .tenant = "team-a", .attempt = 2,
+		.trace_id = "4bf92f3577b34da6a3ce929d0e0e4736", .policy_digest = "sha256:ab",
+	};
+	struct record_names names = { .run_id = "r-1", .ctx = &ctx };
+	struct strbuf plain = { 0 }, once = { 0 }, members = { 0 };
+
+	ev.hdr.ts_ns = 0;	/* "now": the two times may differ, the rest may not */
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &names, &plain), 0);
+	cr_assert_eq(sink_jsonl_encode_context(&ctx, "r-1", &members), 0);
+	ctx.encoded = members.data;
+	ctx.encoded_len = members.len;
+	ctx.encoded_run_id = "r-1";
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &names, &once), 0);
+	/* the time aside (it is read anew), byte for byte */
+	cr_assert_str_eq(strstr(once.data, "Z\","), strstr(plain.data, "Z\","));
+	cr_assert(strstr(once.data, members.data), "%s", once.data);
+	/* another run's record with the same context does not take the cached run_id */
+	names.run_id = "r-2";
+	once.len = 0;
+	cr_assert_eq(audit_format_record(&ev, sizeof(ev), &names, &once), 0);
+	cr_assert(strstr(once.data, "\"run_id\":\"r-2\""), "%s", once.data);
+	sb_free(&plain);
+	sb_free(&once);
+	sb_free(&members);
+}
+
 /*
  * Flood control: past rate_limit lines in a second of kernel time, records
  * are counted, with their seqs, in one suppressed record when the window
