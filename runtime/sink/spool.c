@@ -57,6 +57,8 @@ struct spool {
 	int write_fd;		/* the last segment's, -1: the next append starts one */
 	uint64_t total_bytes;
 	uint64_t next_id, acked_id, synced_id;
+	uint64_t written_id;	/* the acked id the state file holds, synced or not */
+	uint64_t synced_ms;	/* CLOCK_MONOTONIC of the last fdatasync */
 	uint64_t pending;	/* entries on disk after acked_id */
 	struct spool_loss loss;	/* not yet in a loss message */
 	/*
@@ -113,6 +115,14 @@ static ssize_t pread_all(int fd, void *buf, size_t n, off_t off)
 }
 
 /* The state as it is now, into the file (page cache); the lock is held. */
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 static int state_write_locked(struct spool *sp)
 {
 	struct spool_state st = {
@@ -566,8 +576,27 @@ int spool_sync(struct spool *sp)
 		return r;
 	pthread_mutex_lock(&sp->lock);
 	sp->synced_id = acked;
+	sp->synced_ms = mono_ms();
 	r = segments_release_locked(sp);
 	loss_flush_locked(sp);
+	pthread_mutex_unlock(&sp->lock);
+	return r;
+}
+
+int spool_commit(struct spool *sp, unsigned int sync_ms)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&sp->lock);
+	if (mono_ms() - sp->synced_ms >= sync_ms) {
+		pthread_mutex_unlock(&sp->lock);
+		return spool_sync(sp);
+	}
+	if (sp->acked_id != sp->written_id) {
+		r = state_write_locked(sp);
+		if (r == 0)
+			sp->written_id = sp->acked_id;
+	}
 	pthread_mutex_unlock(&sp->lock);
 	return r;
 }

@@ -117,6 +117,13 @@ void spool_ack(struct spool *sp, uint64_t id);
  * fits now.  0 or the negative errno of the write or fdatasync.
  */
 int spool_sync(struct spool *sp);
+/*
+ * spool_sync() at most every `sync_ms` milliseconds: in between, the
+ * acknowledged id is written to the state file (the page cache: a crash of
+ * the process loses nothing) but not synced, and no room is freed.  A
+ * sender under a flood calls this per batch; idle, it calls spool_sync().
+ */
+int spool_commit(struct spool *sp, unsigned int sync_ms);
 /* Waits up to timeout_ms for a message after the cursor: true when there is one. */
 bool spool_wait(struct spool *sp, int timeout_ms);
 /* Wakes a spool_wait() (closing). */

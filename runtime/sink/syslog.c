@@ -46,6 +46,8 @@
 #include "runtime/sink/syslog.h"
 
 #define BATCH_MAX		64
+/* under a flood, the acknowledged id is synced this often, not per batch */
+#define SYNC_MS			200
 #define IO_TIMEOUT_MS		2000
 #define BACKOFF_MIN_MS		100
 #define BACKOFF_MAX_MS		30000
@@ -624,7 +626,9 @@ static bool delivered(struct syslog_sink *s)
 {
 	bool closing;
 
-	for (int waited = 0; s->transport != SYSLOG_UNIX; waited += 5) {
+	/* the peer acknowledges within a round trip: look again soon, then less often */
+	for (unsigned int waited_us = 0, step_us = 100; s->transport != SYSLOG_UNIX;
+	     waited_us += step_us, step_us = step_us < 5000 ? step_us * 2 : 5000) {
 		int queued = 0;
 
 		if (!stream_up(s) || ioctl(s->fd, SIOCOUTQ, &queued) < 0) {
@@ -638,12 +642,12 @@ static bool delivered(struct syslog_sink *s)
 			/* not known to be delivered: stays spooled, sent again next time */
 			return false;
 		}
-		if (waited >= DRAIN_TIMEOUT_MS) {
+		if (waited_us >= DRAIN_TIMEOUT_MS * 1000u) {
 			set_error(s, "the collector took no data for %d ms: reconnecting",
 				  DRAIN_TIMEOUT_MS);
 			return false;
 		}
-		usleep(5000);
+		usleep(step_us);
 	}
 	return true;
 }
@@ -656,7 +660,7 @@ static void confirm(struct syslog_sink *s, const uint64_t *ids, size_t count)
 	for (size_t i = 0; i < count; i++)
 		spool_ack(s->spool, ids[i]);
 	s->sent += count;
-	r = spool_sync(s->spool);
+	r = spool_commit(s->spool, SYNC_MS);
 	if (r < 0)
 		set_error(s, "cannot record what was sent in the spool: %s", strerror(-r));
 }
@@ -700,6 +704,11 @@ static void *sender_main(void *arg)
 				batched = 0;
 				continue;
 			}
+			/* idle: what was acknowledged is made durable now, not at the next flood */
+			r = spool_sync(s->spool);
+			if (r < 0)
+				set_error(s, "cannot record what was sent in the spool: %s",
+					  strerror(-r));
 			if (closing)
 				break;
 			spool_wait(s->spool, 500);
