@@ -65,7 +65,7 @@ struct nodelog_options {
 	uint64_t max_bytes;		/* all files together; 0: the default */
 	uint64_t checkpoint_records;	/* 0: the default */
 	uint64_t checkpoint_ms;		/* 0: the default */
-	struct sink *const *export;	/* checkpoints and drop lines go here too; not owned */
+	struct sink *const *export;	/* each checkpoint goes here too (the anchor); not owned */
 	size_t export_count;
 };
 
