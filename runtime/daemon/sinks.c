@@ -146,6 +146,10 @@ static int open_node_log(struct daemon *d, char *why, size_t len)
 	};
 	r = sink_nodelog_open(&o, &d->node_log, why, len);
 	free(export);	/* the log keeps a copy */
+	if (r == 0 && n == 0)
+		daemon_log(d, "warning: the node log's checkpoints go to no sink (none is "
+			      "default: true): nothing off this node can tell a log whose tail was "
+			      "cut (docs/audit.md, \"The node log\")");
 	return r;
 }
 
