@@ -551,11 +551,10 @@ static const char *reaches_daemon_files(const struct daemon *d, const struct tp_
 	const char *own[8 + 2 * 16];
 	size_t n = 0;
 
-	snprintf(key, sizeof(key), "%s/node-log.key", d->cfg.state_dir);
-	snprintf(audit, sizeof(audit), "%s/audit", d->cfg.state_dir);
+	snprintf(audit, sizeof(audit), "%s/" DAEMON_NODE_LOG_DIR, d->cfg.state_dir);
 	snprintf(runs, sizeof(runs), "%s/runs", d->cfg.state_dir);
 	snprintf(spool, sizeof(spool), "%s/spool", d->cfg.state_dir);
-	own[n++] = d->cfg.node_log.key_file ? d->cfg.node_log.key_file : key;
+	own[n++] = daemon_node_log_key(d, key, sizeof(key));
 	own[n++] = audit;
 	own[n++] = runs;
 	own[n++] = spool;

@@ -195,6 +195,10 @@ void daemon_sinks_close(struct daemon *d);
  */
 int daemon_sinks_for_run(const struct daemon *d, const char *const *names, size_t count,
 			 struct sink ***out, size_t *out_count);
+/* The node log's directory below the state directory. */
+#define DAEMON_NODE_LOG_DIR "audit"
+/* The node log's key file: node_log.key_file, else <state_dir>/node-log.key (in buf). */
+const char *daemon_node_log_key(const struct daemon *d, char *buf, size_t len);
 
 /* runtime/daemon/daemon.c */
 void daemon_log(struct daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

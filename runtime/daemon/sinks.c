@@ -102,6 +102,14 @@ static int open_one(const struct daemon *d, const struct daemon_sink *cfg, struc
 	return r;
 }
 
+const char *daemon_node_log_key(const struct daemon *d, char *buf, size_t len)
+{
+	if (d->cfg.node_log.key_file)
+		return d->cfg.node_log.key_file;
+	snprintf(buf, len, "%s/" NODELOG_KEY_FILE, d->cfg.state_dir);
+	return buf;
+}
+
 /* The node log in <state_dir>/audit, its checkpoints exported to the default sinks. */
 static int open_node_log(struct daemon *d, char *why, size_t len)
 {
@@ -115,7 +123,8 @@ static int open_node_log(struct daemon *d, char *why, size_t len)
 
 	if (!cfg->enabled)
 		return 0;
-	if ((size_t)snprintf(dir, sizeof(dir), "%s/audit", d->cfg.state_dir) >= sizeof(dir) ||
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/" DAEMON_NODE_LOG_DIR, d->cfg.state_dir) >=
+		    sizeof(dir) ||
 	    (size_t)snprintf(key, sizeof(key), "%s/" NODELOG_KEY_FILE, d->cfg.state_dir) >=
 		    sizeof(key)) {
 		snprintf(why, len, "node log: %s: %s", d->cfg.state_dir, strerror(ENAMETOOLONG));
@@ -134,7 +143,7 @@ static int open_node_log(struct daemon *d, char *why, size_t len)
 	record_boot_id(boot_id, sizeof(boot_id));
 	o = (struct nodelog_options){
 		.dir = dir,
-		.key_path = cfg->key_file ? cfg->key_file : key,
+		.key_path = daemon_node_log_key(d, key, sizeof(key)),
 		.host = host,
 		.boot_id = boot_id,
 		.file_bytes = cfg->file_bytes,

@@ -50,6 +50,7 @@ struct nodelog {
 	size_t export_count;
 
 	uint64_t file_index;	/* node.log's own index: what it is renamed to */
+	uint64_t file_first_seq;	/* node.log's first line's log_seq; 0: not known (not ours) */
 	uint64_t seq;		/* the last log_seq written (buffered or not) */
 	uint8_t head[NODELOG_MAC_LEN];	/* its mac */
 	uint64_t file_size;	/* node.log's bytes, buffered ones included */
@@ -336,6 +337,7 @@ static int open_current(struct nodelog *s)
 	if (s->fd < 0)
 		return -errno;
 	s->file_size = s->durable_size = 0;
+	s->file_first_seq = s->seq + 1;	/* its open checkpoint, next */
 	s->durable_seq = s->seq;
 	memcpy(s->durable_head, s->head, sizeof(s->head));
 	return 0;
@@ -361,7 +363,8 @@ static int rotate(struct nodelog *s, const char *previous)
 	}
 	s->files[s->nfiles++] = (struct rotated){
 		.index = s->file_index,
-		.first_seq = first_seq_of(s->dirfd, name),
+		/* a file a daemon before us wrote is read for it */
+		.first_seq = s->file_first_seq ? s->file_first_seq : first_seq_of(s->dirfd, name),
 		.bytes = s->file_size,
 	};
 	fsync(s->dirfd);
