@@ -30,6 +30,7 @@ struct envelope_ctx {
 	struct tp_envelope *env;	/* filled as values pass their checks */
 	bool exec_written;		/* sandbox.filesystem.exec given */
 	struct tp_pos workspace_pos;	/* the 'workspace' key */
+	struct tp_pos workspace_mode_pos, lifetime_pos;	/* line 0: not written */
 	size_t first_diag;		/* diags->count before this envelope */
 	struct tp_pos audit_sink_pos;
 	const char *dup_list;		/* the list a duplicate check is on, for messages */
@@ -599,7 +600,8 @@ static int check_workspace_mode(struct tp_schema *schema, const struct tp_schema
 	if (i < 0)
 		return tp_schema_enum_status(i);
 	ctx->env->workspace_mode = (enum tp_workspace_mode)i;
-	if (i == TP_WORKSPACE_EXISTING)
+	ctx->workspace_mode_pos = tp_node_pos(pair->key);
+	if (i != TP_WORKSPACE_FRESH_OVERLAY)
 		return 0;
 	return add_gap(ctx->env, "filesystem.workspace.mode", tp_node_pos(pair->key));
 }
@@ -1292,6 +1294,7 @@ static const struct tp_schema_key resource_keys[] = {
 	TP_SCHEMA_KEY("memory_bytes", check_limit, false, TP_LIMIT_MEMORY_BYTES),
 	TP_SCHEMA_KEY("process_count", check_limit, false, TP_LIMIT_PROCESS_COUNT),
 	TP_SCHEMA_KEY("disk_bytes", check_limit, false, TP_LIMIT_DISK_BYTES),
+	TP_SCHEMA_KEY("disk_inodes", check_limit, false, TP_LIMIT_DISK_INODES),
 	TP_SCHEMA_KEY("open_files", check_limit, false, TP_LIMIT_OPEN_FILES),
 	TP_SCHEMA_KEY("output_bytes", check_limit, false, TP_LIMIT_OUTPUT_BYTES),
 	TP_SCHEMA_KEY("wall_clock", check_limit, false, TP_LIMIT_WALL_CLOCK_MS),
@@ -1307,9 +1310,8 @@ static int check_lifetime(struct tp_schema *schema, const struct tp_schema_key *
 	if (i < 0)
 		return tp_schema_enum_status(i);
 	ctx->env->lifetime = (enum tp_lifetime)i;
-	if (i == TP_LIFETIME_PERSISTENT)
-		return 0;
-	return add_gap(ctx->env, "workspace_lifetime", tp_node_pos(pair->key));
+	ctx->lifetime_pos = tp_node_pos(pair->key);
+	return 0;
 }
 
 static int artifact_compare(const void *a, const void *b)
@@ -1840,6 +1842,87 @@ static int check_paths(struct envelope_ctx *ctx)
 	return r < 0 ? r : 0;
 }
 
+/* Where the run's writes are the run's own file system, not the host's disk. */
+static bool on_run_storage(const struct tp_envelope *env, const char *path)
+{
+	/* the private trees a write grant can name (/dev/shm is in /dev, never granted) */
+	static const char *const own[] = { "/tmp", "/var/tmp" };
+
+	if (env->workspace_mode != TP_WORKSPACE_EXISTING &&
+	    tp_path_within(path, env->workspace_path))
+		return true;
+	for (size_t i = 0; i < ARRAY_SIZE(own); i++)
+		if (tp_path_within(path, own[i]))
+			return true;
+	return false;
+}
+
+/*
+ * A fresh workspace, workspace_lifetime, max_bytes, disk_bytes and
+ * disk_inodes together (docs/envelope.md, "The run's file system"): a fresh
+ * workspace lives for one run, one_run deletes only what tether made, and
+ * a size bound holds only where every write the envelope grants lands on
+ * the run's own tmpfs.
+ */
+static int check_storage(struct envelope_ctx *ctx)
+{
+	struct tp_schema *schema = &ctx->schema;
+	struct tp_envelope *env = ctx->env;
+	const uint64_t *lim = env->limits;
+	bool fresh = env->workspace_mode != TP_WORKSPACE_EXISTING;
+	int disk = lim[TP_LIMIT_DISK_BYTES] ? TP_LIMIT_DISK_BYTES : TP_LIMIT_DISK_INODES;
+	char buf[TP_EXCERPT_MAX], a[TP_SIZE_TEXT_MAX], b[TP_SIZE_TEXT_MAX];
+	int r = 0;
+
+	if (fresh && env->lifetime != TP_LIFETIME_ONE_RUN)
+		r = tp_schema_report_at(schema, ctx->workspace_mode_pos,
+					"a '%s' workspace is the run's own file system and lives for "
+					"one run: set 'workspace_lifetime: one_run' (what must outlive "
+					"the run leaves it as 'artifacts')",
+					env->workspace_mode == TP_WORKSPACE_FRESH ? "fresh"
+										  : "fresh_overlay");
+	if (r >= 0 && !fresh && env->lifetime == TP_LIFETIME_ONE_RUN)
+		r = tp_schema_report_at(schema, ctx->lifetime_pos,
+					"'one_run' needs a workspace tether makes ('mode: fresh' or "
+					"'fresh_overlay'): it never deletes a directory that was there "
+					"before the run");
+	if (r >= 0 && !fresh && lim[TP_LIMIT_WORKSPACE_BYTES])
+		r = tp_schema_report_at(schema, env->limit_pos[TP_LIMIT_WORKSPACE_BYTES],
+					"'max_bytes' needs 'mode: fresh' or 'fresh_overlay': an existing "
+					"directory is on the host's file system, whose size tether "
+					"cannot bound");
+	if (r >= 0 && lim[TP_LIMIT_WORKSPACE_BYTES] && lim[TP_LIMIT_DISK_BYTES] &&
+	    lim[TP_LIMIT_WORKSPACE_BYTES] > lim[TP_LIMIT_DISK_BYTES]) {
+		tp_format_size(lim[TP_LIMIT_WORKSPACE_BYTES], a);
+		tp_format_size(lim[TP_LIMIT_DISK_BYTES], b);
+		r = tp_schema_report_at(schema, env->limit_pos[TP_LIMIT_WORKSPACE_BYTES],
+					"'max_bytes' (%s) is more than 'resources.disk_bytes' (%s), "
+					"which the workspace is part of", a, b);
+	}
+	if (r < 0 || (!lim[TP_LIMIT_DISK_BYTES] && !lim[TP_LIMIT_DISK_INODES]))
+		return r;
+	if (!fresh && env->workspace_write.count)
+		r = tp_schema_report_at(schema, env->limit_pos[disk],
+					"'%s' bounds what the run writes, but the workspace '%s' is a "
+					"directory on the host's file system: use 'mode: fresh', or "
+					"make it read-only ('write: []')", tp_limits[disk].row.field,
+					esc(buf, env->workspace_path));
+	for (size_t i = 0; r >= 0 && i < env->write.count; i++) {
+		const struct tp_path_entry *e = &env->write.items[i];
+		_cleanup_free_ char *abs = tp_entry_absolute(env->workspace_path, e);
+
+		if (!abs)
+			return -ENOMEM;
+		if (!on_run_storage(env, abs))
+			r = tp_schema_report_at(schema, e->pos,
+						"'%s' in 'write' is on the host's file system, which "
+						"'%s' cannot bound: write in the workspace (with 'mode: "
+						"fresh') or /tmp, or drop the limit",
+						esc(buf, e->path), tp_limits[disk].row.field);
+	}
+	return r;
+}
+
 static int check_whole(struct envelope_ctx *ctx)
 {
 	struct tp_schema *schema = &ctx->schema;
@@ -1851,6 +1934,8 @@ static int check_whole(struct envelope_ctx *ctx)
 		return 0;	/* reported already; the checks below need it */
 
 	r = check_paths(ctx);
+	if (r >= 0)
+		r = check_storage(ctx);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < env->input_count; i++) {

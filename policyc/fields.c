@@ -171,10 +171,13 @@ const struct tp_field_info *const tp_fields[] = {
 		 "and map entries are removed; a tree that does not empty is reported"),
 	LIMIT(LEASE_MS),
 	GAP("filesystem.workspace.mode", T,
-	    "fresh and fresh_overlay workspaces are not created by this version; the directory "
-	    "at path is used as it is"),
+	    "fresh_overlay: the source is not laid under the workspace by this version; the run "
+	    "gets an empty fresh workspace"),
 	GAP("filesystem.workspace.source", T, "the workspace source is not copied by this version"),
-	GAP("workspace_lifetime", T, "one_run: the workspace is not deleted when the run ends"),
+	NOW_ENFORCED("workspace_lifetime", T,
+		     "one_run (needs a fresh workspace): the workspace is a tmpfs of the run's own, "
+		     "mounted in its mount namespace only and gone when the run ends; nothing of it "
+		     "is on the host's disk"),
 	GAP("artifacts", T, "artifacts are not exported, scanned or hashed by this version"),
 	GAP("image_digest", T,
 	    "tether starts the command from the host's file system; it does not pull or verify images"),
@@ -244,12 +247,10 @@ int tp_policy_check_gaps(const struct tp_policy *policy, char *why, size_t why_l
 		needed[n++] = "image_digest";
 	if (policy->workspace_source)
 		needed[n++] = "filesystem.workspace.source";
-	if (policy->workspace_mode != TP_WORKSPACE_EXISTING)
+	if (policy->workspace_mode == TP_WORKSPACE_FRESH_OVERLAY)
 		needed[n++] = "filesystem.workspace.mode";
 	if (policy->method_count)
 		needed[n++] = "network_egress.methods";
-	if (policy->lifetime == TP_LIFETIME_ONE_RUN)
-		needed[n++] = "workspace_lifetime";
 	if (policy->artifact_count ||
 	    (policy->flags & (TP_POLICY_ARTIFACTS_SCAN | TP_POLICY_ARTIFACTS_HASH)))
 		needed[n++] = "artifacts";

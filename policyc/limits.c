@@ -11,8 +11,10 @@
 /* 30 days: the longest wall clock and lease. */
 #define MONTH_MS (30ull * 24 * 3600 * 1000)
 
-/* Every limit this version enforces was a gap of an earlier one (former_gap). */
+/* Every limit this version enforces was a gap of an earlier one (former_gap)... */
 #define ENFORCED_LIMIT(key, t, m) { key, TP_TERM_##t, TP_ENFORCED, false, true, m }
+/* ...but those that came with their enforcement. */
+#define NEW_LIMIT(key, t, m) { key, TP_TERM_##t, TP_ENFORCED, false, false, m }
 #define GAP_LIMIT(key, t, m) { key, TP_TERM_##t, TP_NOT_ENFORCED, true, false, m }
 
 const struct tp_limit_info tp_limits[TP_LIMIT_COUNT] = {
@@ -37,9 +39,11 @@ const struct tp_limit_info tp_limits[TP_LIMIT_COUNT] = {
 		"processes", "process_count", TP_UNIT_COUNT, 1, 4194304,
 	},
 	[TP_LIMIT_DISK_BYTES] = {
-		GAP_LIMIT("resources.disk_bytes", R,
-			  "the workspace is not a size-limited file system"),
-		"disk", NULL, TP_UNIT_BYTES, 1ull << 20, 1ull << 50,
+		ENFORCED_LIMIT("resources.disk_bytes", R,
+			       "the run's own tmpfs, of at most disk_bytes, holds everything it may "
+			       "write: a fresh workspace and its /tmp, /var/tmp, /dev/shm and HOME; "
+			       "writes past it fail with ENOSPC, and the run ends budget_exhausted"),
+		"disk", "disk_bytes", TP_UNIT_BYTES, 1ull << 20, 1ull << 50,
 	},
 	[TP_LIMIT_OPEN_FILES] = {
 		ENFORCED_LIMIT("resources.open_files", R,
@@ -62,9 +66,11 @@ const struct tp_limit_info tp_limits[TP_LIMIT_COUNT] = {
 		"wall clock", "wall_clock_ms", TP_UNIT_MS, 1000, MONTH_MS,
 	},
 	[TP_LIMIT_WORKSPACE_BYTES] = {
-		GAP_LIMIT("filesystem.workspace.max_bytes", R,
-			  "the workspace is not a size-limited file system"),
-		"workspace size", NULL, TP_UNIT_BYTES, 1ull << 20, 1ull << 50,
+		ENFORCED_LIMIT("filesystem.workspace.max_bytes", R,
+			       "a fresh workspace is a tmpfs of at most max_bytes (shared with the "
+			       "private trees when disk_bytes is set too): writes past it fail "
+			       "with ENOSPC, and the run ends budget_exhausted"),
+		"workspace size", "workspace_bytes", TP_UNIT_BYTES, 1ull << 20, 1ull << 50,
 	},
 	[TP_LIMIT_EGRESS_BYTES] = {
 		ENFORCED_LIMIT("network_egress.max_bytes", N,
@@ -80,5 +86,12 @@ const struct tp_limit_info tp_limits[TP_LIMIT_COUNT] = {
 			       "daemon that adopts the run keeps it, and ends a run whose lease "
 			       "ended while no daemon ran as soon as it starts"),
 		"lease", "lease_ms", TP_UNIT_MS, 1000, MONTH_MS,
+	},
+	[TP_LIMIT_DISK_INODES] = {
+		NEW_LIMIT("resources.disk_inodes", R,
+			       "the nr_inodes of the run's own tmpfs (see disk_bytes): creating a "
+			       "file, directory, link or socket past it fails with ENOSPC, and the "
+			       "run ends budget_exhausted"),
+		"disk files", "disk_inodes", TP_UNIT_COUNT, 16, 1ull << 32,
 	},
 };

@@ -137,6 +137,7 @@ enum tp_limit {
 	TP_LIMIT_WORKSPACE_BYTES,	/* filesystem.workspace.max_bytes */
 	TP_LIMIT_EGRESS_BYTES,		/* network_egress.max_bytes */
 	TP_LIMIT_LEASE_MS,		/* cleanup.lease */
+	TP_LIMIT_DISK_INODES,		/* resources.disk_inodes (format 4) */
 	TP_LIMIT_COUNT
 };
 
@@ -521,8 +522,9 @@ int tp_policy_load_file_bound(const char *path, const struct tp_run_binding *bin
 
 #define TP_FORMAT_MAGIC "TPOL"		/* 4 bytes */
 /* 2: abstract_sockets; 3: environment, uid and gid always set (format 2 meant the
- * controller's ids when unset: such files are refused, recompile the envelope). */
-#define TP_FORMAT_VERSION 3u
+ * controller's ids when unset: such files are refused, recompile the envelope);
+ * 4: the limit resources.disk_inodes. */
+#define TP_FORMAT_VERSION 4u
 /* sun_path holds 108 bytes; an abstract name is those after the leading NUL. */
 #define TP_ABSTRACT_SOCKET_MAX TETHER_ABSTRACT_NAME_MAX
 

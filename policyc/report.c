@@ -128,6 +128,8 @@ static bool row_applies(const struct tp_policy *policy, const struct tp_field_in
 	for (int i = 0; i < TP_LIMIT_COUNT; i++)
 		if (row == &tp_limits[i].row)
 			return policy->limits[i] != 0;
+	if (!strcmp(f, "workspace_lifetime"))
+		return policy->lifetime == TP_LIFETIME_ONE_RUN;
 	if (!strcmp(f, "identity.tenant"))
 		return policy->tenant != NULL;
 	if (!strcmp(f, "identity.run_id"))

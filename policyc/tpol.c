@@ -11,7 +11,7 @@
  *
  * Layout (all integers little-endian, written byte by byte):
  *
- *   header      "TPOL"  u16 version (3)  u16 reserved (0)  u32 total length
+ *   header      "TPOL"  u16 version (4)  u16 reserved (0)  u32 total length
  *               (of everything, header included)
  *   sections    each: u16 id, u32 length of its body, body; all fourteen are
  *               present, in this order, and each body is consumed exactly:
@@ -33,6 +33,8 @@
  *   12 gaps        u32 n, n x str
  *   13 abstract_sockets  u32 n, n x str  (version 2)
  *   14 environment u32 n, n x str  (version 3)
+ *
+ * Version 4 added resources.disk_inodes to the limits (one more u64).
  *
  * Version 3 also changed the meaning of uid and gid: they are the run's ids
  * (the compiler writes the defaults in), where version 2 had a flag for

@@ -87,6 +87,9 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 	 */
 	run->seq_last = seq > run->audit.max_seq ? seq : run->audit.max_seq;
 	run->seq_local = true;
+	/* the kernel refused a write to its full file system: the run spent that limit */
+	if (ran && run->reason == RUN_REASON_NONE && empty && (run->budget = run_storage_full(run)))
+		run->reason = RUN_REASON_BUDGET;
 	if (run->reason == RUN_REASON_NONE)
 		run->reason = status_for_record == 0 ? RUN_REASON_SUCCEEDED : RUN_REASON_FAILED;
 	/* lost records never took a sequence number: seq counts those queued (and ours) */
@@ -140,6 +143,13 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 	 */
 	run_remove_pidfile(run);
 	run_remove_owner_mark(run);
+	/*
+	 * The run's own file system (a fresh workspace, the trees disk_bytes
+	 * bounds): this was the last reference outside its namespace, which
+	 * went with its last process.  Only a tree seen empty lets it go.
+	 */
+	if (empty)
+		run_storage_free(run);
 
 	/*
 	 * The evidence: what was killed, how long it took, and whether each part

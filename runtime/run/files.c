@@ -179,11 +179,20 @@ int run_prepare_workspace(struct run *run, struct run_error *err)
 	 * it is (its owner decides whether the run's identity may write it).
 	 * check_workspace() made sure nobody but root can redirect the path.
 	 */
-	if (created && chown(ws, run->uid, run->gid) < 0)
+	/*
+	 * A fresh workspace is the run's own file system, mounted on this
+	 * directory in the run's namespace only: on the host it stays an empty
+	 * directory of root's, removed at the end when tether made it.
+	 */
+	run_storage_plan(run);
+	if (run->fs_workspace)
+		run->ws_mountpoint_made = created;
+	else if (created && chown(ws, run->uid, run->gid) < 0)
 		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_WORKSPACE, errno,
 				"giving workspace %s to uid %u: %s", ws, (unsigned)run->uid,
 				strerror(errno));
 	r = run_scratch_prepare_home(run, err);
+	r = r ?: run_storage_create(run, err);
 	r = r ?: run_scratch_plan(run, err);
 	if (r)
 		return r;

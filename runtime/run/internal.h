@@ -42,6 +42,7 @@ enum scratch_kind { SCRATCH_TMPFS, SCRATCH_MQUEUE, SCRATCH_HOME };
 struct scratch_mount {
 	char target[PATH_MAX];		/* resolved on the host: where it is mounted */
 	enum scratch_kind kind;
+	const char *sub;		/* its directory on the run's file system; NULL: a tmpfs of its own */
 	uint32_t access;		/* the rule the run gets there */
 	uint32_t dev;			/* its root, once mounted (kernel encoding) */
 	uint64_t ino;
@@ -70,6 +71,17 @@ struct run {
 	size_t scratch_count;
 	struct scratch_bind *binds;	/* SCRATCH_BINDS_MAX */
 	size_t bind_count;
+	/* the run's own file system (runtime/run/storage.c) */
+	int fs_fd;			/* its detached mount (fsmount); -1: none */
+	bool fs_workspace;		/* a fresh workspace: its "ws" directory */
+	bool fs_scratch;		/* the private trees are on it too (disk_bytes, disk_inodes) */
+	bool ws_mountpoint_made;	/* tether made the workspace's mount point: rmdir at the end */
+	uint64_t fs_bytes, fs_inodes;	/* its size= and what nr_inodes= leaves the run; 0: unset */
+	const char *fs_budget;		/* what a full one spent: "disk_bytes", ...; NULL: none */
+	uint32_t ws_dev;		/* the fresh workspace's root in the run (kernel encoding) */
+	uint64_t ws_ino;
+	int disk_fd;			/* the timer that looks whether it is full; -1: none */
+	const char *fs_spent;		/* the budget the timer saw spent, a tick ago; NULL: none */
 	char cwd[PATH_MAX];		/* the controller's: the command starts there if it can */
 	struct tl_path_rule *rules;
 	size_t rule_count;
@@ -167,6 +179,22 @@ void run_remove_orphan_files(const struct run *run, const char *run_id);
 int run_scratch_plan(struct run *run, struct run_error *err);
 int run_scratch_prepare_home(struct run *run, struct run_error *err);
 int run_scratch_enter(struct run *run, int pidfd, struct run_error *err);
+
+/*
+ * runtime/run/storage.c: the run's own tmpfs.  _plan decides it from the
+ * policy, _create makes it (before the command exists), _watch and _event
+ * end a run that filled it, _full says which limit a full one spent, _free
+ * closes it and removes the workspace's mount point tether made.
+ */
+void run_storage_plan(struct run *run);
+bool run_storage_wanted(const struct run *run);
+int run_storage_create(struct run *run, struct run_error *err);
+int run_storage_watch(struct run *run);
+void run_storage_event(struct run *run);
+const char *run_storage_full(const struct run *run);
+void run_storage_free(struct run *run);
+/* Where the run's file system is attached in its namespace while the helper binds from it. */
+#define RUN_FS_STAGE "/run/tether/fs"
 
 /* runtime/run/network.c */
 int run_setup_network(struct run *run, struct run_error *err);

@@ -563,6 +563,8 @@ int run_init(const struct run_config *cfg, struct run **out, struct run_error *e
 		.lease_fd = -1,
 		.events_fd = -1,
 		.coalesce_fd = -1,
+		.fs_fd = -1,
+		.disk_fd = -1,
 		.out = { { .fd = -1, .target = cfg->out_fd[0] }, { .fd = -1, .target = cfg->out_fd[1] } },
 		/* the command line's --audit and --audit-allowed come before the envelope's */
 		.audit_path = cfg->audit_path ? cfg->audit_path : policy->audit_sink,
@@ -672,6 +674,7 @@ int run_start(struct run *run, struct run_error *err)
 		spec.stderr_fd = write_fd[1];
 	}
 	r = r ?: run_watch_limits(run);
+	r = r ?: run_storage_watch(run);
 	if (r) {
 		for (int i = 0; i < 2; i++)
 			if (write_fd[i] >= 0)
@@ -826,6 +829,8 @@ int run_dispatch(struct run *run, int timeout_ms, const sigset_t *sigmask,
 			coalesce_timer_event(run);
 		} else if (fd == dns_fd) {
 			dns_proxy_dispatch(run->dns);
+		} else if (fd == run->disk_fd) {
+			run_storage_event(run);
 		} else if (fd == run->timer_fd || fd == run->lease_fd || fd == run->events_fd) {
 			run_limits_event(run, fd);
 		} else if (fd == run->pidfd) {
@@ -904,6 +909,7 @@ void run_free(struct run *run)
 	audit_stream_release(&run->audit);
 	run_output_free(run);
 	run_limits_free(run);
+	run_storage_free(run);
 	if (run->ep >= 0)
 		close(run->ep);
 	launch_env_free(run->envp);

@@ -48,13 +48,14 @@ static const struct {
 	enum scratch_kind kind;
 	uint32_t access;	/* + EXEC for the temporary trees with filesystem.exec @tmp */
 	bool tmp;		/* a temporary tree: what @tmp makes executable */
+	const char *sub;	/* its directory on the run's file system (storage.c) */
 } scratch_trees[] = {
 	/* unix sockets in /tmp are the run's own: CONNECT, as on a host */
-	{ "/tmp", SCRATCH_TMPFS, RW | TETHER_ACCESS_CONNECT, true },
-	{ "/var/tmp", SCRATCH_TMPFS, RW | TETHER_ACCESS_CONNECT, true },
-	{ "/dev/shm", SCRATCH_TMPFS, RW, false },	/* POSIX shared memory, semaphores */
-	{ "/dev/mqueue", SCRATCH_MQUEUE, RW, false },	/* POSIX message queues */
-	{ RUN_HOME, SCRATCH_HOME, RW | TETHER_ACCESS_CONNECT, false },
+	{ "/tmp", SCRATCH_TMPFS, RW | TETHER_ACCESS_CONNECT, true, "tmp" },
+	{ "/var/tmp", SCRATCH_TMPFS, RW | TETHER_ACCESS_CONNECT, true, "var_tmp" },
+	{ "/dev/shm", SCRATCH_TMPFS, RW, false, "shm" },	/* POSIX shared memory, semaphores */
+	{ "/dev/mqueue", SCRATCH_MQUEUE, RW, false, NULL },	/* POSIX message queues */
+	{ RUN_HOME, SCRATCH_HOME, RW | TETHER_ACCESS_CONNECT, false, "home" },
 };
 
 static bool within(const char *path, const char *tree)
@@ -80,7 +81,11 @@ static int add_bind(struct run *run, const char *path, struct run_error *err)
 
 	if (!realpath(path, resolved) || stat(resolved, &st) < 0)
 		return 0;	/* nothing there: the run's own tree has nothing either */
-	if (!scratch_of(run, resolved))
+	/* a fresh workspace is no host object; what the envelope names in it is */
+	if (run->fs_workspace && strcmp(resolved, run->policy->workspace) == 0)
+		return 0;
+	if (!scratch_of(run, resolved) &&
+	    !(run->fs_workspace && within(resolved, run->policy->workspace)))
 		return 0;
 	for (size_t i = 0; i < run->bind_count; i++)
 		if (within(resolved, run->binds[i].path))
@@ -117,6 +122,7 @@ int run_scratch_plan(struct run *run, struct run_error *err)
 			continue;
 		snprintf(m->target, sizeof(m->target), "%s", resolved);
 		m->kind = scratch_trees[i].kind;
+		m->sub = run->fs_scratch ? scratch_trees[i].sub : NULL;
 		m->access = scratch_trees[i].access |
 			    (scratch_trees[i].tmp && tmp_exec ? TETHER_ACCESS_EXEC : 0);
 		run->scratch_count++;
@@ -140,11 +146,11 @@ struct scratch_report {
 	int step;
 	int errnum;
 	char path[PATH_MAX];
-	struct { uint32_t dev; uint64_t ino; } roots[SCRATCH_MAX];
+	struct { uint32_t dev; uint64_t ino; } roots[SCRATCH_MAX], ws;
 };
 
 enum { STEP_JOIN = 1, STEP_PROPAGATION, STEP_OPEN, STEP_MOUNT, STEP_MOUNTPOINT, STEP_BIND,
-       STEP_STAT };
+       STEP_STAT, STEP_STAGE, STEP_WORKSPACE, STEP_UNSTAGE };
 
 static const char *const step_names[] = {
 	[STEP_JOIN] = "joining the run's namespaces",
@@ -154,7 +160,19 @@ static const char *const step_names[] = {
 	[STEP_MOUNTPOINT] = "creating the mount point",
 	[STEP_BIND] = "bind-mounting the host's",
 	[STEP_STAT] = "reading the identity of the run's",
+	[STEP_STAGE] = "attaching the run's own file system at",
+	[STEP_WORKSPACE] = "mounting the run's fresh workspace at",
+	[STEP_UNSTAGE] = "detaching the run's own file system from",
 };
+
+/* A directory of the run's file system, attached at RUN_FS_STAGE, bound at `dst`. */
+static int bind_own(const char *sub, const char *dst)
+{
+	char src[sizeof(RUN_FS_STAGE) + 16];
+
+	snprintf(src, sizeof(src), RUN_FS_STAGE "/%s", sub);
+	return mount(src, dst, NULL, MS_BIND, NULL);
+}
 
 static int mount_tree(const struct run *run, const struct scratch_mount *m)
 {
@@ -164,6 +182,8 @@ static int mount_tree(const struct run *run, const struct scratch_mount *m)
 
 	if (m->kind == SCRATCH_MQUEUE)
 		return mount("mqueue", m->target, "mqueue", flags | MS_NOEXEC, NULL);
+	if (m->sub)
+		return bind_own(m->sub, m->target);
 	if (max)
 		snprintf(size, sizeof(size), ",size=%llu", (unsigned long long)max);
 	if (m->kind == SCRATCH_HOME)
@@ -208,12 +228,43 @@ static void __attribute__((noreturn)) helper(const struct run *run, int pidfd, i
 			goto fail;
 		}
 	}
+	/* the run's own file system: detached until here (storage.c) */
+	if (run->fs_fd >= 0 &&
+	    move_mount(run->fs_fd, "", AT_FDCWD, RUN_FS_STAGE, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+		rep.step = STEP_STAGE;
+		snprintf(rep.path, sizeof(rep.path), "%s", RUN_FS_STAGE);
+		goto fail;
+	}
 	for (size_t i = 0; i < run->scratch_count; i++) {
 		if (mount_tree(run, &run->scratch[i]) < 0) {
 			rep.step = STEP_MOUNT;
 			snprintf(rep.path, sizeof(rep.path), "%s", run->scratch[i].target);
 			goto fail;
 		}
+	}
+	/*
+	 * A fresh workspace, before the host's objects: one the envelope names
+	 * inside it is bound on top.  Its mount point exists on the host
+	 * (run_prepare_workspace), or is made in a private tree above it.
+	 */
+	if (run->fs_workspace) {
+		const char *ws = run->policy->workspace;
+		int r = mkdir_p(ws, 0755);
+		struct stat st;
+
+		if (r) {
+			errno = -r;
+			rep.step = STEP_MOUNTPOINT;
+			snprintf(rep.path, sizeof(rep.path), "%s", ws);
+			goto fail;
+		}
+		if (bind_own("ws", ws) < 0 || stat(ws, &st) < 0) {
+			rep.step = STEP_WORKSPACE;
+			snprintf(rep.path, sizeof(rep.path), "%s", ws);
+			goto fail;
+		}
+		rep.ws.dev = (uint32_t)((major(st.st_dev) << 20) | minor(st.st_dev));
+		rep.ws.ino = st.st_ino;
 	}
 	for (size_t i = 0; i < run->bind_count; i++) {
 		const char *dst = run->binds[i].path;
@@ -242,6 +293,12 @@ static void __attribute__((noreturn)) helper(const struct run *run, int pidfd, i
 			snprintf(rep.path, sizeof(rep.path), "%s", dst);
 			goto fail;
 		}
+	}
+	/* the binds keep it; nothing of the run reaches its root or another directory */
+	if (run->fs_fd >= 0 && umount2(RUN_FS_STAGE, MNT_DETACH) < 0) {
+		rep.step = STEP_UNSTAGE;
+		snprintf(rep.path, sizeof(rep.path), "%s", RUN_FS_STAGE);
+		goto fail;
 	}
 	for (size_t i = 0; i < run->scratch_count; i++) {
 		struct stat st;
@@ -272,6 +329,22 @@ fail:
  */
 static int scratch_identities(struct run *run, struct run_error *err)
 {
+	/* a fresh workspace's rule: its root in the run, not the mount point on the host */
+	if (run->fs_workspace) {
+		for (size_t j = 0; j < run->rule_count; j++) {
+			struct tl_error lerr = { "" };
+			int r;
+
+			if (strcmp(run->rules[j].path, run->policy->workspace) != 0)
+				continue;
+			r = tl_run_inode_rule_add(&run->node, &run->run, j, run->ws_dev, run->ws_ino,
+						  run->rules[j].access, &lerr);
+			if (r)
+				return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_WORKSPACE, -r, "%s",
+						lerr.msg);
+			break;
+		}
+	}
 	for (size_t i = 0; i < run->scratch_count; i++) {
 		const struct scratch_mount *m = &run->scratch[i];
 		struct tl_error lerr = { "" };
@@ -358,13 +431,18 @@ int run_scratch_enter(struct run *run, int pidfd, struct run_error *err)
 		run->scratch[i].dev = rep.roots[i].dev;
 		run->scratch[i].ino = rep.roots[i].ino;
 	}
+	run->ws_dev = rep.ws.dev;
+	run->ws_ino = rep.ws.ino;
 	return scratch_identities(run, err);
 }
 
-/* The home directory's mount point on the host: an empty directory of root's. */
+/*
+ * The mount points on the host of HOME and of the run's file system's
+ * staging point: empty directories of root's.
+ */
 int run_scratch_prepare_home(struct run *run, struct run_error *err)
 {
-	static const char *const dirs[] = { "/run", "/run/tether", RUN_HOME };
+	static const char *const dirs[] = { "/run", "/run/tether", RUN_HOME, RUN_FS_STAGE };
 
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		int r = run_check_root_dir(dirs[i]);
@@ -372,7 +450,7 @@ int run_scratch_prepare_home(struct run *run, struct run_error *err)
 		if (r)
 			return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_TMPDIR, -r,
 					"%s must be a directory of root's that only root may write "
-					"(runs' home directories are mounted on it): %s",
+					"(runs' own trees are mounted on it): %s",
 					dirs[i], strerror(-r));
 	}
 	return 0;

@@ -30,6 +30,15 @@
 #define FORMER_GAPS                                                                   \
 	"  acknowledge_unenforced: [filesystem.exec, filesystem.deny, network_egress.default,\n" \
 	"    network_egress.max_bytes]\n"
+/* As BASE, with a fresh workspace (which lives for one run); ends in filesystem.workspace too. */
+#define FRESH                                 \
+	"sandbox:\n"                          \
+	"  workspace_lifetime: one_run\n"     \
+	"  filesystem:\n"                     \
+	"    root: read_only\n"               \
+	"    workspace:\n"                    \
+	"      mode: fresh\n"                 \
+	"      path: /ws\n"
 #define BASE                                  \
 	"sandbox:\n"                          \
 	"  filesystem:\n"                     \
@@ -548,16 +557,17 @@ Test(envelope, rules_below_protected_paths_are_kept)
 Test(envelope, acknowledging_a_gap_that_does_not_apply_is_accepted_and_dropped)
 {
 	struct tp_policy *p = compile_text(BASE "  identity: {uid: 10000}\n"
-		"  resources: {disk_bytes: 1GiB}\n"
-		"  workspace_lifetime: one_run\n"
+		"  artifacts: {scan: true}\n"
+		"  cleanup: {revoke_credentials: true}\n"
 		"  acknowledge_unenforced: [workspace_lifetime, cleanup.lease, filesystem.exec,\n"
-		"    identity.uid, network_egress.methods, resources.disk_bytes, identity.gid]\n");
+		"    identity.uid, network_egress.methods, cleanup.revoke_credentials, identity.gid,\n"
+		"    artifacts]\n");
 
-	/* cleanup.lease, network_egress.methods: not set; filesystem.exec, identity.uid and
-	 * identity.gid: enforced now; the two that apply stay, sorted */
+	/* cleanup.lease, network_egress.methods: not set; filesystem.exec, identity.uid,
+	 * identity.gid and workspace_lifetime: enforced now; the two that apply stay, sorted */
 	cr_assert_eq(p->gap_count, 2);
-	cr_expect_str_eq(p->gaps[0], "resources.disk_bytes");
-	cr_expect_str_eq(p->gaps[1], "workspace_lifetime");
+	cr_expect_str_eq(p->gaps[0], "artifacts");
+	cr_expect_str_eq(p->gaps[1], "cleanup.revoke_credentials");
 	tp_policy_free(p);
 }
 
@@ -601,14 +611,20 @@ Test(envelope, acknowledging_a_former_gap_is_accepted_and_dropped)
 		/* issue 6: the identity and every resource limit but disk_bytes */
 		{ BASE "  identity: {uid: 10000, gid: 10001}\n"
 		  "  resources: {cpu: 1.5, memory_bytes: 1GiB, process_count: 64, open_files: 256,\n"
-		  "    output_bytes: 1MiB, wall_clock: 5m, disk_bytes: 1GiB}\n"
+		  "    output_bytes: 1MiB, wall_clock: 5m}\n"
 		  "  acknowledge_unenforced: [identity.uid, identity.gid, resources.cpu,\n"
 		  "    resources.memory_bytes, resources.process_count, resources.open_files,\n"
-		  "    resources.output_bytes, resources.wall_clock, resources.disk_bytes]\n",
+		  "    resources.output_bytes, resources.wall_clock]\n",
 		  BASE "  identity: {uid: 10000, gid: 10001}\n"
 		  "  resources: {cpu: 1.5, memory_bytes: 1GiB, process_count: 64, open_files: 256,\n"
-		  "    output_bytes: 1MiB, wall_clock: 5m, disk_bytes: 1GiB}\n"
-		  "  acknowledge_unenforced: [resources.disk_bytes]\n" },
+		  "    output_bytes: 1MiB, wall_clock: 5m}\n" },
+		/* issue 17: disk_bytes, max_bytes and workspace_lifetime, with a fresh workspace */
+		{ FRESH "      max_bytes: 1GiB\n"
+		  "  resources: {disk_bytes: 2GiB}\n"
+		  "  acknowledge_unenforced: [filesystem.workspace.max_bytes, resources.disk_bytes,\n"
+		  "    workspace_lifetime]\n",
+		  FRESH "      max_bytes: 1GiB\n"
+		  "  resources: {disk_bytes: 2GiB}\n" },
 		/* issue 16: audit.fail_closed */
 		{ BASE "  audit: {fail_closed: true}\n"
 		  "  acknowledge_unenforced: [audit.fail_closed]\n",
@@ -619,10 +635,7 @@ Test(envelope, acknowledging_a_former_gap_is_accepted_and_dropped)
 		struct tp_policy *p = compile_text(texts[i][0]);
 		char *with = encode_hex(texts[i][0]), *without = encode_hex(texts[i][1]);
 
-		for (size_t g = 0; g < p->gap_count; g++)
-			cr_expect(strcmp(p->gaps[g], "resources.disk_bytes") == 0, "%zu: %s", i,
-				  p->gaps[g]);
-		cr_expect_eq(p->gap_count, i == 3 ? 1 : 0, "%zu", i);
+		cr_expect_eq(p->gap_count, 0, "%zu", i);
 		cr_expect_str_eq(with, without, "%zu:\n%s", i, texts[i][0]);
 		free(with);
 		free(without);
@@ -648,12 +661,15 @@ Test(envelope, every_limit_key_of_the_table_is_the_schema_key)
 			int n, r;
 
 			tp_format_limit((enum tp_limit)i, ends[e], value);
-			/* BASE ends inside filesystem.workspace; other sections follow it. */
+			/*
+			 * FRESH ends inside filesystem.workspace; other sections follow
+			 * it.  A fresh workspace: the disk limits need one.
+			 */
 			if (strncmp(key, "filesystem.workspace.", 21) == 0)
-				n = snprintf(text, sizeof(text), BASE "      %s: %s\n", name,
+				n = snprintf(text, sizeof(text), FRESH "      %s: %s\n", name,
 					     value);
 			else
-				n = snprintf(text, sizeof(text), BASE "  %.*s:\n    %s: %s\n",
+				n = snprintf(text, sizeof(text), FRESH "  %.*s:\n    %s: %s\n",
 					     (int)(name - 1 - key), key, name, value);
 			cr_assert(n > 0 && (size_t)n < sizeof(text));
 			if (limit->row.status == TP_NOT_ENFORCED)
@@ -805,7 +821,7 @@ static const struct {
 	{ "path: /var/lib/tether/workspaces/run_85a", "path: /var/lib/tether/workspaces/run_85b" },
 	{ "source: /srv/repos/web-app", "source: /srv/repos/web-apq" },
 	{ "mode: fresh_overlay", "mode: fresh" },
-	{ "max_bytes: 2GiB", "max_bytes: 3GiB" },
+	{ "max_bytes: 2GiB", "max_bytes: 1GiB" },
 	{ "- src/auth/**", "- src/**" },
 	{ "- /tmp/run_85a/**", "- /tmp/run_85b/**" },
 	{ "- node_modules/.bin/**", "- node_modules/.bim/**" },
@@ -824,11 +840,10 @@ static const struct {
 	{ "cpu: 2", "cpu: 3" },
 	{ "memory_bytes: 4GiB", "memory_bytes: 5GiB" },
 	{ "process_count: 128", "process_count: 129" },
-	{ "disk_bytes: 2GiB", "disk_bytes: 1GiB" },
+	{ "disk_bytes: 2GiB", "disk_bytes: 3GiB" },
 	{ "open_files: 512", "open_files: 513" },
 	{ "output_bytes: 16MiB", "output_bytes: 17MiB" },
 	{ "wall_clock: 10m", "wall_clock: 11m" },
-	{ "workspace_lifetime: one_run", "workspace_lifetime: persistent" },
 	{ "allow: [result.json, reports/**]", "allow: [result.json]" },
 	{ "scan: true", "scan: false" },
 	{ "hash: true", "hash: false" },
@@ -867,9 +882,9 @@ Test(envelope, any_change_of_meaning_changes_the_digest)
 
 Test(envelope, unacknowledged_gaps_are_errors_at_the_field)
 {
-	expect_error(BASE "  resources:\n    cpu: 2\n    disk_bytes: 1GiB\n", 8, 5,
-		     "'resources.disk_bytes' is not enforced by this version (the workspace is not "
-		     "a size-limited file system); to run without it, list 'resources.disk_bytes' "
+	expect_error(BASE "  resources:\n    cpu: 2\n  artifacts: {hash: true}\n", 8, 3,
+		     "'artifacts' is not enforced by this version (artifacts are not exported, "
+		     "scanned or hashed by this version); to run without it, list 'artifacts' "
 		     "under 'acknowledge_unenforced'");
 	/* the network's one gap left; acknowledging the former ones does not cover it */
 	expect_error(BASE "  network_egress:\n    allowed_destinations: [api.github.com:443]\n"
@@ -877,10 +892,55 @@ Test(envelope, unacknowledged_gaps_are_errors_at_the_field)
 		     "'network_egress.methods' is not enforced by this version (HTTP methods "
 		     "need an HTTP-aware proxy; tether filters addresses and ports only); to run "
 		     "without it, list 'network_egress.methods' under 'acknowledge_unenforced'");
+}
+
+/*
+ * The run's file system (issue 17): a fresh workspace lives for one run,
+ * one_run deletes only what tether made, and a size bound holds only where
+ * every write the envelope grants lands on the run's own tmpfs.
+ */
+Test(envelope, disk_limits_need_every_write_on_the_run_file_system)
+{
 	expect_error(BASE "      max_bytes: 1GiB\n", 6, 7,
-		     "'filesystem.workspace.max_bytes' is not enforced by this version (the "
-		     "workspace is not a size-limited file system); to run without it, list "
-		     "'filesystem.workspace.max_bytes' under 'acknowledge_unenforced'");
+		     "'max_bytes' needs 'mode: fresh' or 'fresh_overlay': an existing directory "
+		     "is on the host's file system, whose size tether cannot bound");
+	expect_error(BASE "      mode: fresh\n", 6, 7,
+		     "a 'fresh' workspace is the run's own file system and lives for one run: set "
+		     "'workspace_lifetime: one_run' (what must outlive the run leaves it as "
+		     "'artifacts')");
+	expect_error(BASE "  workspace_lifetime: one_run\n", 6, 3,
+		     "'one_run' needs a workspace tether makes ('mode: fresh' or 'fresh_overlay'): "
+		     "it never deletes a directory that was there before the run");
+	expect_error(BASE "  resources: {disk_inodes: 1000}\n", 6, 15,
+		     "'resources.disk_inodes' bounds what the run writes, but the workspace '/ws' "
+		     "is a directory on the host's file system: use 'mode: fresh', or make it "
+		     "read-only ('write: []')");
+	expect_error(FRESH "      max_bytes: 2GiB\n  resources: {disk_bytes: 1GiB}\n", 8, 7,
+		     "'max_bytes' (2GiB) is more than 'resources.disk_bytes' (1GiB), which the "
+		     "workspace is part of");
+	expect_error(FRESH "    write: [/tmp/x/**, /srv/out/**, out/**]\n"
+		     "  resources: {disk_bytes: 1GiB}\n", 8, 24,
+		     "'/srv/out' in 'write' is on the host's file system, which "
+		     "'resources.disk_bytes' cannot bound: write in the workspace (with 'mode: "
+		     "fresh') or /tmp, or drop the limit");
+}
+
+/* What the disk limits accept: a read-only existing workspace, writes in /tmp and the workspace. */
+Test(envelope, disk_limits_with_a_fresh_or_read_only_workspace_compile)
+{
+	struct tp_policy *p = compile_text(FRESH "      write: [src/**]\n"
+					   "    write: [/tmp/x/**, /var/tmp/y/**]\n"
+					   "  resources: {disk_bytes: 1GiB, disk_inodes: 4096}\n");
+
+	cr_expect_eq(p->gap_count, 0);
+	cr_expect_eq(p->workspace_mode, TP_WORKSPACE_FRESH);
+	cr_expect_eq(p->lifetime, TP_LIFETIME_ONE_RUN);
+	cr_expect_eq(p->limits[TP_LIMIT_DISK_BYTES], 1ull << 30);
+	cr_expect_eq(p->limits[TP_LIMIT_DISK_INODES], 4096);
+	tp_policy_free(p);
+	p = compile_text(BASE "      write: []\n  resources: {disk_bytes: 1GiB}\n");
+	cr_expect_eq(p->gap_count, 0);
+	tp_policy_free(p);
 }
 
 Test(envelope, gaps_wait_until_the_keys_are_valid)
@@ -966,22 +1026,22 @@ static int load_through_file(const struct tp_policy *p, struct tp_policy **loade
 Test(envelope, a_compiled_policy_without_a_needed_gap_is_refused)
 {
 	struct tp_policy *p = compile_text(BASE "  network_egress: {methods: [GET]}\n"
-		"  resources: {cpu: 2, disk_bytes: 1GiB}\n"
-		"  acknowledge_unenforced: [resources.disk_bytes, network_egress.methods]\n");
+		"  resources: {cpu: 2}\n  cleanup: {revoke_credentials: true}\n"
+		"  acknowledge_unenforced: [cleanup.revoke_credentials, network_egress.methods]\n");
 	struct tp_policy *loaded = NULL;
 
-	/* gaps are sorted: [network_egress.methods, resources.disk_bytes]; cpu needs none */
+	/* gaps are sorted: [cleanup.revoke_credentials, network_egress.methods]; cpu needs none */
 	cr_assert_eq(p->gap_count, 2);
-	cr_assert_str_eq(p->gaps[0], "network_egress.methods");
+	cr_assert_str_eq(p->gaps[0], "cleanup.revoke_credentials");
 	free(p->gaps[1]);
 	p->gap_count = 1;
 	cr_expect_eq(load_through_file(p, &loaded), -EINVAL);
 	cr_expect_null(loaded);
 	cr_assert_eq(diags.count, 1);
 	cr_expect_str_eq(diags.items[0].message,
-			 "not a valid compiled policy: it relies on 'resources.disk_bytes', which "
-			 "this version does not enforce (the workspace is not a size-limited file "
-			 "system), without acknowledging it");
+			 "not a valid compiled policy: it relies on 'network_egress.methods', which "
+			 "this version does not enforce (HTTP methods need an HTTP-aware proxy; tether "
+			 "filters addresses and ports only), without acknowledging it");
 	tp_policy_free(p);
 }
 
@@ -1107,7 +1167,8 @@ Test(envelope, a_compiled_policy_with_a_former_gap_is_refused)
 Test(envelope, every_unacknowledged_gap_is_reported)
 {
 	const char *text = BASE "  network_egress: {methods: [GET], max_bytes: 1GiB}\n"
-		"  resources: {cpu: 2, memory_bytes: 1GiB, disk_bytes: 1GiB}\n"
+		"  resources: {cpu: 2, memory_bytes: 1GiB}\n"
+		"  artifacts: {hash: true}\n"
 		"  cleanup: {lease: 1h, revoke_credentials: true}\n";
 	struct tp_envelope *env = NULL;
 
@@ -1115,7 +1176,7 @@ Test(envelope, every_unacknowledged_gap_is_reported)
 	/* max_bytes, cpu, memory_bytes and lease are enforced: no diagnostic for them */
 	cr_assert_eq(diags.count, 3, "%s", diag_text());
 	cr_expect(strstr(diags.items[0].message, "'network_egress.methods'"));
-	cr_expect(strstr(diags.items[1].message, "'resources.disk_bytes'"));
+	cr_expect(strstr(diags.items[1].message, "'artifacts'"));
 	cr_expect(strstr(diags.items[2].message, "'cleanup.revoke_credentials'"));
 }
 

@@ -363,8 +363,7 @@ static struct tp_policy *full_policy(void)
 {
 	static const char *const gaps[] = {
 		"image_digest", "filesystem.inputs.digest", "filesystem.workspace.source",
-		"filesystem.workspace.mode", "filesystem.workspace.max_bytes",
-		"network_egress.methods", "resources.disk_bytes", "workspace_lifetime", "artifacts",
+		"filesystem.workspace.mode", "network_egress.methods", "artifacts",
 		"cleanup.lease", "cleanup.revoke_credentials",
 	};
 	static const uint8_t v6_host[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 0x01 };
@@ -489,8 +488,10 @@ Test(reports, report_full)
 	cr_expect(has_line(text, "  enforced                     resources.wall_clock: the "
 				 "controller's timer writes cgroup.kill when it expires, killing every "
 				 "process of the run at once; the run ends timed_out"), "%s", text);
-	cr_expect(has_line(text, "  NOT ENFORCED (acknowledged)  resources.disk_bytes: the "
-				 "workspace is not a size-limited file system"), "%s", text);
+	cr_expect(has_line(text, "  enforced                     resources.disk_bytes: the run's "
+				 "own tmpfs, of at most disk_bytes, holds everything it may write: a "
+				 "fresh workspace and its /tmp, /var/tmp, /dev/shm and HOME; writes past "
+				 "it fail with ENOSPC, and the run ends budget_exhausted"), "%s", text);
 	cr_expect(has_line(text, "  enforced                     identity.gid: setresgid() to the "
 				 "gid (default: the uid) and setgroups() to none before exec: no "
 				 "supplementary groups"), "%s", text);
@@ -536,8 +537,8 @@ Test(reports, report_full)
 	cr_expect(!has_line(text, "  network_egress.default"), "%s", text);
 	cr_expect(!has_line(text, "  network_egress.max_bytes"), "%s", text);
 	cr_expect(has_line(text, "  network_egress.methods"), "%s", text);
-	/* N fails on the methods gap alone, I on revoke_credentials, R on disk_bytes */
-	cr_expect(has_line(text, "guarantee holds for: K P C; does not hold for: F N I R T"), "%s",
+	/* N fails on the methods gap alone, I on revoke_credentials; every limit holds */
+	cr_expect(has_line(text, "guarantee holds for: K P R C; does not hold for: F N I T"), "%s",
 		  text);
 	free(text);
 	tp_policy_free(p);
@@ -682,13 +683,12 @@ Test(reports, report_network_rows_follow_the_policy)
 
 /*
  * A limit's row applies when it is set (unset is unlimited: nothing to
- * enforce).  The enforced ones make R hold; disk_bytes, still a gap, makes
- * it fail.
+ * enforce).  Every limit is enforced: set, they make R hold.
  */
 Test(reports, report_resource_rows_follow_the_policy)
 {
 	struct tp_policy *p = minimal_policy();
-	char holds[9], fails[9];
+	char holds[9];
 	char *text;
 
 	p->limits[TP_LIMIT_CPU_MILLI] = 1500;
@@ -706,12 +706,11 @@ Test(reports, report_resource_rows_follow_the_policy)
 	free(text);
 
 	p->limits[TP_LIMIT_DISK_BYTES] = 1ull << 30;
-	add_gap(p, "resources.disk_bytes");
 	text = report_text(p);
-	cr_expect(has_line(text, "  NOT ENFORCED (acknowledged)  resources.disk_bytes: the "
-				 "workspace is not a size-limited file system"), "%s", text);
-	verdict_terms(text, "; does not hold for: ", fails);
-	cr_expect_str_eq(fails, "R", "%s", text);
+	cr_expect(strstr(text, "\n  enforced                     resources.disk_bytes: "), "%s",
+		  text);
+	verdict_terms(text, "guarantee holds for: ", holds);
+	cr_expect_str_eq(holds, "KPFNIRTC", "%s", text);
 	free(text);
 	tp_policy_free(p);
 }
@@ -812,7 +811,8 @@ static const char unlimited[] = "may consume:\n"
 				"  output: unlimited\n"
 				"  wall clock: unlimited\n"
 				"  workspace size: unlimited\n"
-				"  network egress: unlimited\n";
+				"  network egress: unlimited\n"
+				"  disk files: unlimited\n";
 
 static const char leaves_default[] = "leaves behind:\n"
 				     "  workspace /ws: kept after the run\n"
@@ -871,12 +871,12 @@ Test(reports, explain_full)
 
 	cr_assert_not_null(end);
 	/* the gap list is the policy's, one "field: why" line each */
-	cr_expect(has_line(end, "  resources.disk_bytes: the workspace is not a size-limited file "
-				"system"), "%s", end);
+	cr_expect(has_line(end, "  artifacts: artifacts are not exported, scanned or hashed by "
+				"this version"), "%s", end);
 	cr_expect(!strstr(end, "resources.cpu"), "%s", end);
 	cr_expect(!strstr(end, "identity."), "%s", end);
-	cr_expect(has_line(end, "  workspace_lifetime: one_run: the workspace is not deleted when "
-				"the run ends"));
+	cr_expect(!strstr(end, "workspace_lifetime"), "%s", end);
+	cr_expect(!strstr(end, "disk_bytes"), "%s", end);
 	cr_expect(has_line(end, "  network_egress.methods: HTTP methods need an HTTP-aware proxy; "
 				"tether filters addresses and ports only"));
 	/* enforced now: neither is a gap */
@@ -924,14 +924,15 @@ Test(reports, explain_full)
 		    "  cpu: 2\n"
 		    "  memory: 4GiB\n"
 		    "  processes: 128\n"
-		    "  disk: 2GiB (not enforced)\n"
+		    "  disk: 2GiB\n"
 		    "  open files: 512\n"
 		    "  output: 16MiB\n"
 		    "  wall clock: 10m\n"
-		    "  workspace size: 2GiB (not enforced)\n"
+		    "  workspace size: 2GiB\n"
 		    "  network egress: 100MiB\n"
+		    "  disk files: unlimited\n"
 		    "leaves behind:\n"
-		    "  workspace /ws: deleted when the run ends (not enforced)\n"
+		    "  workspace /ws: deleted when the run ends\n"
 		    "  starts from: an overlay of /srv/repos/web-app (not enforced)\n"
 		    "  artifacts: reports/**, result.json, scanned and hashed (not enforced)\n"
 		    "  processes: the run's cgroup is killed and verified empty\n"

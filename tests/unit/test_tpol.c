@@ -438,7 +438,7 @@ Test(tpol, round_trip_minimal)
 
 	encode(p, &data, &len);
 	cr_expect(memcmp(data, "TPOL", 4) == 0);
-	cr_expect(data[4] == 3 && data[5] == 0, "version 3, little-endian");
+	cr_expect(data[4] == 4 && data[5] == 0, "version 4, little-endian");
 	cr_expect(data[6] == 0 && data[7] == 0, "reserved");
 	cr_expect_eq(get_le32(data + 8), len);
 	/* Fourteen sections follow, in order. */
@@ -826,8 +826,12 @@ Test(tpol, decoder_refuses_header_corruption)
 	expect_refused(copy, len, "format version 2 is not supported");
 
 	memcpy(copy, data, len);
-	copy[4] = 4;
-	expect_refused(copy, len, "format version 4 is not supported");
+	copy[4] = 3;	/* version 3 had no disk_inodes limit: recompile */
+	expect_refused(copy, len, "format version 3 is not supported");
+
+	memcpy(copy, data, len);
+	copy[4] = 5;
+	expect_refused(copy, len, "format version 5 is not supported");
 
 	memcpy(copy, data, len);
 	copy[7] = 1;

@@ -24,10 +24,11 @@ sandbox:
       path: $W
       write: [rw/**]
     deny: [rw/keys/**, rw/deep/secret/**]
-  resources: {cpu: 1, disk_bytes: 1GiB}
-  # resources.disk_bytes is a gap of this version; network_egress.default
+  resources: {cpu: 1}
+  cleanup: {revoke_credentials: true}
+  # cleanup.revoke_credentials is a gap of this version; network_egress.default
   # was one and is accepted (and dropped) for envelopes written then
-  acknowledge_unenforced: [resources.disk_bytes, network_egress.default]
+  acknowledge_unenforced: [cleanup.revoke_credentials, network_egress.default]
 EOT
 # Compiled (sorted by path): 0 "/" R, 1-7 /bin /lib /lib32 /lib64 /libx32
 # /opt /sbin RX, 8 $W/rw RW, 9 $W/rw/deep/secret -, 10 $W/rw/keys -, 11 /usr RX.
@@ -140,7 +141,7 @@ tether run --envelope "$T/rules.tpol" --run-id r8 --audit "$T/r8.audit" -- /bin/
 	"$BIN/fsprobe ok write $W/rw/from-tpol && $BIN/fsprobe EACCES write $W/top2"
 RC=$?
 if [ "$RC" -eq 0 ] && [ -n "$digest" ] &&
-	grep -q "\"policy_digest\":\"$digest\",\"kind\":\"run\",\"event\":\"start\".*\"mode\":\"enforce\",.*\"envelope_digest\":\"$digest\",\"unenforced\":\[\"resources.disk_bytes\"\]" "$T/r8.audit"; then
+	grep -q "\"policy_digest\":\"$digest\",\"kind\":\"run\",\"event\":\"start\".*\"mode\":\"enforce\",.*\"envelope_digest\":\"$digest\",\"unenforced\":\[\"cleanup.revoke_credentials\"\]" "$T/r8.audit"; then
 	pass "a run from a compiled policy enforces it; its start record names the digest and gaps"
 else
 	fail "run from tpol" "exit $RC, digest '$digest': $(grep '"start"' "$T/r8.audit")"

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The run's own file system (docs/envelope.md, "The run's file system"): one
+ * tmpfs per run that holds a fresh workspace and, when resources.disk_bytes
+ * or disk_inodes is set, the run's private /tmp, /var/tmp, /dev/shm and HOME
+ * too, so that one size= and one nr_inodes= bound everything the run can
+ * write.  The kernel enforces both: a write past size= and a create past
+ * nr_inodes= fail with ENOSPC, on any host file system, since nothing of it
+ * is on the host's disk.  Its pages are charged to the writer's memory
+ * cgroup, the run's: they count against memory_bytes as well.
+ *
+ * The controller makes it with the new mount API (fsopen, fsconfig,
+ * fsmount) before the command exists, as a detached mount that no path on
+ * the host reaches, and lays out its directories through that descriptor.
+ * The scratch helper, in the run's mount namespace, attaches it at a
+ * staging point, bind-mounts each directory where the run sees it and
+ * detaches the staging point (runtime/run/scratch.c).  The controller keeps
+ * the descriptor: it tells when the run filled its file system (fstatfs),
+ * and the file system lives until the descriptor is closed at teardown and
+ * the run's namespace is gone, whichever is last.  Nothing of it is left
+ * on the host but the workspace's empty mount point, removed at the end
+ * when tether made it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "runtime/run/internal.h"
+
+/* How often the controller looks whether the run filled its file system. */
+#define STORAGE_CHECK_MS 200
+
+/*
+ * The directories tether makes on the run's file system: these count
+ * against nr_inodes, which gets them on top so that the run may create
+ * exactly disk_inodes entries of its own.
+ */
+#define STORAGE_OWN_INODES 6	/* the root, ws, tmp, var_tmp, shm, home */
+
+void run_storage_plan(struct run *run)
+{
+	const struct tp_policy *pol = run->policy;
+	const uint64_t *lim = pol->limits;
+
+	run->fs_workspace = pol->workspace_mode != TP_WORKSPACE_EXISTING;
+	run->fs_scratch = lim[TP_LIMIT_DISK_BYTES] || lim[TP_LIMIT_DISK_INODES];
+	run->fs_bytes = 0;
+	run->fs_budget = NULL;
+	/* max_bytes <= disk_bytes (the compiler checks): both hold with the smaller */
+	if (lim[TP_LIMIT_WORKSPACE_BYTES]) {
+		run->fs_bytes = lim[TP_LIMIT_WORKSPACE_BYTES];
+		run->fs_budget = "workspace_bytes";
+	} else if (lim[TP_LIMIT_DISK_BYTES]) {
+		run->fs_bytes = lim[TP_LIMIT_DISK_BYTES];
+		run->fs_budget = "disk_bytes";
+	}
+	run->fs_inodes = lim[TP_LIMIT_DISK_INODES];
+	/* without a byte limit, no larger than the memory the run may use anyway */
+	if (!run->fs_bytes && lim[TP_LIMIT_MEMORY_BYTES])
+		run->fs_bytes = lim[TP_LIMIT_MEMORY_BYTES];
+}
+
+bool run_storage_wanted(const struct run *run)
+{
+	return run->fs_workspace || run->fs_scratch;
+}
+
+static int config(int fsfd, const char *key, const char *value)
+{
+	return fsconfig(fsfd, FSCONFIG_SET_STRING, key, value, 0) < 0 ? -errno : 0;
+}
+
+/* A directory of the run's file system, with its exact mode and owner (no umask). */
+static int make_dir(int root, const char *name, mode_t mode, uid_t uid, gid_t gid)
+{
+	if (mkdirat(root, name, 0700) < 0)
+		return -errno;
+	if (fchownat(root, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    fchmodat(root, name, mode, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+int run_storage_create(struct run *run, struct run_error *err)
+{
+	char num[32];
+	const char *what = "creating";
+	int fsfd, r = 0;
+
+	if (!run_storage_wanted(run))
+		return 0;
+	fsfd = fsopen("tmpfs", FSOPEN_CLOEXEC);
+	if (fsfd < 0)
+		return run_fail(err, RUN_ERROR_REFUSED, RUN_STEP_WORKSPACE, errno,
+				"refusing to run: the run's own file system (a tmpfs, for its "
+				"workspace and disk limits) cannot be made: fsopen: %s; the "
+				"command was not started.", strerror(errno));
+	r = config(fsfd, "source", "tether-run");
+	if (!r && run->fs_bytes) {
+		snprintf(num, sizeof(num), "%llu", (unsigned long long)run->fs_bytes);
+		what = "setting size= on";
+		r = config(fsfd, "size", num);
+	}
+	if (!r && run->fs_inodes) {
+		snprintf(num, sizeof(num), "%llu",
+			 (unsigned long long)(run->fs_inodes + STORAGE_OWN_INODES));
+		what = "setting nr_inodes= on";
+		r = config(fsfd, "nr_inodes", num);
+	}
+	if (!r) {
+		what = "setting mode= on";
+		r = config(fsfd, "mode", "0700");
+	}
+	if (!r && fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		what = "creating";
+		r = -errno;
+	}
+	if (!r) {
+		run->fs_fd = fsmount(fsfd, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+		if (run->fs_fd < 0) {
+			what = "mounting";
+			r = -errno;
+		}
+	}
+	close(fsfd);
+	if (r)
+		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_WORKSPACE, -r,
+				"%s the run's own file system (tmpfs): %s", what, strerror(-r));
+	/* the workspace and HOME are the run's; the temporary trees everybody's, sticky */
+	what = "ws";
+	r = run->fs_workspace ? make_dir(run->fs_fd, "ws", 0755, run->uid, run->gid) : 0;
+	if (!r && run->fs_scratch) {
+		static const char *const sticky[] = { "tmp", "var_tmp", "shm" };
+
+		for (size_t i = 0; i < 3 && !r; i++) {
+			what = sticky[i];
+			r = make_dir(run->fs_fd, sticky[i], 01777, 0, 0);
+		}
+		if (!r) {
+			what = "home";
+			r = make_dir(run->fs_fd, "home", 0700, run->uid, run->gid);
+		}
+	}
+	if (r)
+		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_WORKSPACE, -r,
+				"laying out the run's own file system (%s): %s", what, strerror(-r));
+	return 0;
+}
+
+/*
+ * Which limit the run spent: its file system is full (no block or no inode
+ * left), or the timer saw it full before.  NULL when it is not full, or when no limit of the envelope
+ * set its size (a full tmpfs then is the memory limit's, or the host's).
+ */
+const char *run_storage_full(const struct run *run)
+{
+	struct statfs st;
+
+	if (run->fs_spent)
+		return run->fs_spent;
+	if (run->fs_fd < 0 || fstatfs(run->fs_fd, &st) < 0)
+		return NULL;
+	if (run->fs_budget && st.f_bfree == 0)
+		return run->fs_budget;
+	if (run->fs_inodes && st.f_ffree == 0)
+		return "disk_inodes";
+	return NULL;
+}
+
+int run_storage_watch(struct run *run)
+{
+	struct itimerspec every = {
+		.it_interval = { 0, STORAGE_CHECK_MS * 1000000L },
+		.it_value = { 0, STORAGE_CHECK_MS * 1000000L },
+	};
+
+	if (run->fs_fd < 0 || (!run->fs_budget && !run->fs_inodes))
+		return 0;
+	run->disk_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (run->disk_fd < 0)
+		return -errno;
+	if (timerfd_settime(run->disk_fd, 0, &every, NULL) < 0)
+		return -errno;
+	run_epoll_add(run, run->disk_fd, EPOLLIN);
+	return 0;
+}
+
+/*
+ * The kernel refused the write already (ENOSPC); the controller ends the
+ * run, as it does at process_count's and network_egress.max_bytes' limits,
+ * at the tick after the one that saw the file system full: the program that
+ * got ENOSPC has that long to say so (200 to 400 ms).  Spent stays spent,
+ * even when the run deletes files in between.
+ */
+void run_storage_event(struct run *run)
+{
+	uint64_t n;
+	const char *budget = run->fs_spent;
+
+	if (read(run->disk_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		return;
+	if (!budget) {
+		run->fs_spent = run_storage_full(run);
+		return;
+	}
+	run_end(run, RUN_REASON_BUDGET, budget,
+		strcmp(budget, "disk_inodes") == 0
+			? "it created as many files as resources.disk_inodes allows"
+			: "it filled its file system");
+}
+
+void run_storage_free(struct run *run)
+{
+	if (run->disk_fd >= 0) {
+		run_epoll_del(run, run->disk_fd);
+		close(run->disk_fd);
+		run->disk_fd = -1;
+	}
+	if (run->fs_fd >= 0)
+		close(run->fs_fd);
+	run->fs_fd = -1;
+	if (run->ws_mountpoint_made && rmdir(run->policy->workspace) < 0 && errno != ENOENT)
+		run_log(run, "removing the workspace's mount point %s: %s", run->policy->workspace,
+			strerror(errno));
+	run->ws_mountpoint_made = false;
+}
