@@ -50,7 +50,8 @@ static const struct {
 	{ EROFS, "EROFS" },   { ENOTDIR, "ENOTDIR" }, { ELOOP, "ELOOP" },  { EISDIR, "EISDIR" },
 	{ ENOEXEC, "ENOEXEC" }, { EAFNOSUPPORT, "EAFNOSUPPORT" }, { ENXIO, "ENXIO" },
 	{ ETXTBSY, "ETXTBSY" }, { EOPNOTSUPP, "EOPNOTSUPP" }, { ESTALE, "ESTALE" },
-	{ EBADF, "EBADF" },   { EIO, "EIO" },	    { ENODEV, "ENODEV" },
+	{ EBADF, "EBADF" },   { EIO, "EIO" },	    { ENODEV, "ENODEV" }, { ENOSPC, "ENOSPC" },
+	{ EDQUOT, "EDQUOT" },
 };
 
 /*
@@ -103,6 +104,35 @@ static int write_file(const char *path, int flags)
 	}
 	close(fd);
 	return 0;
+}
+
+/*
+ * Writes 64 KiB blocks into path (created, truncated) until a write fails or
+ * 1 GiB is written, and says how many bytes went in before the result line,
+ * at once: a run that fills its file system is ended shortly after.
+ */
+static int fill_file(const char *path)
+{
+	static char block[65536];
+	unsigned long long total = 0;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644), e = 0;
+
+	if (fd < 0)
+		return PREP_FAILED + errno;
+	memset(block, 'x', sizeof(block));
+	while (total < (1ULL << 30)) {
+		ssize_t n = write(fd, block, sizeof(block));
+
+		if (n < 0) {
+			e = errno;
+			break;
+		}
+		total += (unsigned long long)n;
+	}
+	printf("fsprobe: fill %s: wrote %llu bytes\n", path, total);
+	fflush(stdout);
+	close(fd);
+	return e;
 }
 
 /* Opens path O_PATH, then re-opens it for writing through /proc/self/fd. */
@@ -502,6 +532,8 @@ int main(int argc, char **argv)
 		got = 0;
 	else if (!strcmp(op, "write"))
 		got = write_file(argv[3], O_WRONLY | O_CREAT | O_TRUNC);
+	else if (!strcmp(op, "fill"))	/* fill PATH: write until ENOSPC (or 1 GiB) */
+		got = fill_file(argv[3]);
 	else if (!strcmp(op, "append"))
 		got = write_file(argv[3], O_WRONLY | O_APPEND);
 	else if (!strcmp(op, "read"))
