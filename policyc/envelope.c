@@ -648,11 +648,8 @@ static int check_input_digest(struct tp_schema *schema, const struct tp_schema_k
 {
 	struct envelope_ctx *ctx = ctx_of(schema);
 	struct tp_input *input = &ctx->env->inputs[ctx->env->input_count];
-	int r = check_digest(schema, key, pair->value, input->digest, &input->has_digest);
 
-	if (r < 0 || !input->has_digest)
-		return r;
-	return add_gap(ctx->env, "filesystem.inputs.digest", tp_node_pos(pair->key));
+	return check_digest(schema, key, pair->value, input->digest, &input->has_digest);
 }
 
 static int check_input_mode(struct tp_schema *schema, const struct tp_schema_key *key,

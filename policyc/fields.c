@@ -82,8 +82,10 @@ const struct tp_field_info *const tp_fields[] = {
 	ENFORCED("filesystem.inputs.path", F,
 		 "BPF-LSM: a rule without write access at the input's path"),
 	ENFORCED("filesystem.inputs.mode", F, "read_only: as filesystem.inputs.path"),
-	GAP("filesystem.inputs.digest", F,
-	    "inputs are not hashed: this version cannot verify their digest"),
+	NOW_ENFORCED("filesystem.inputs.digest", F,
+		     "before the command exists the controller hashes the input as it copies it "
+		     "onto a read-only tmpfs and refuses the run when the digest differs; the run "
+		     "reads that copy, bound over the input's path"),
 	ENFORCED("filesystem.workspace.path", F,
 		 "BPF-LSM read and write rule; the controller creates the directory and refuses "
 		 "one reached through a symlink or below a directory others can write"),
@@ -227,7 +229,7 @@ int tp_policy_check_gaps(const struct tp_policy *policy, char *why, size_t why_l
 {
 	const char *needed[TP_LIMIT_COUNT + 24];
 	size_t n = 0;
-	bool exact = false, digests = false;
+	bool exact = false;
 
 	if (policy->mode > TP_MODE_AUDIT) {
 		snprintf(why, why_len, "its mode %u is unknown", policy->mode);
@@ -237,12 +239,8 @@ int tp_policy_check_gaps(const struct tp_policy *policy, char *why, size_t why_l
 		exact |= policy->path_rules[i].kind == TP_PATH_EXACT &&
 			 policy->path_rules[i].access != 0;
 	}
-	for (size_t i = 0; i < policy->input_count; i++)
-		digests |= policy->inputs[i].has_digest;
 	if (exact)
 		needed[n++] = "filesystem.exact_paths";
-	if (digests)
-		needed[n++] = "filesystem.inputs.digest";
 	if (policy->flags & TP_POLICY_IMAGE_DIGEST)
 		needed[n++] = "image_digest";
 	if (policy->workspace_source)

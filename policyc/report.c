@@ -130,6 +130,12 @@ static bool row_applies(const struct tp_policy *policy, const struct tp_field_in
 			return policy->limits[i] != 0;
 	if (!strcmp(f, "workspace_lifetime"))
 		return policy->lifetime == TP_LIFETIME_ONE_RUN;
+	if (!strcmp(f, "filesystem.inputs.digest")) {
+		for (size_t i = 0; i < policy->input_count; i++)
+			if (policy->inputs[i].has_digest)
+				return true;
+		return false;
+	}
 	if (!strcmp(f, "identity.tenant"))
 		return policy->tenant != NULL;
 	if (!strcmp(f, "identity.run_id"))

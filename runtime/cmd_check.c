@@ -8,17 +8,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "policyc/policy.h"
+#include "runtime/inputdigest.h"
 #include "runtime/policy_json.h"
 #include "runtime/tether.h"
 
 static const char check_usage[] =
 	"usage: tether check [--json] [--report] [--contract TASK.yaml] ENVELOPE\n"
+	"       tether check --digest PATH...\n"
 	"\n"
 	"Validates the envelope (or a compiled policy) and prints its policy digest.\n"
 	"Every error is printed as FILE:LINE:COLUMN: error: MESSAGE, all of a file at once;\n"
@@ -33,7 +36,32 @@ static const char check_usage[] =
 	"  --contract TASK      also check that the envelope grants no more than the task\n"
 	"                       contract (allowed_paths, network.allow); free-text\n"
 	"                       'forbidden' items are listed as notes\n"
-	"Exits 0 when valid (and within the contract), 1 when not, 2 on a usage error.\n";
+	"  --digest PATH...     print the digest each input should list under\n"
+	"                       filesystem.inputs[].digest: sha256 of a file, or the\n"
+	"                       canonical tree digest of a directory (docs/envelope.md,\n"
+	"                       \"Inputs by digest\"), as DIGEST  PATH lines\n"
+	"Exits 0 when valid (and within the contract), 1 when not, 2 on a usage error;\n"
+	"with --digest, 1 when a path could not be read or hashed.\n";
+
+/* DIGEST  PATH for each path: what an input's digest key should say. */
+static int print_digests(char **paths, int count)
+{
+	int status = TETHER_EXIT_OK;
+
+	for (int i = 0; i < count; i++) {
+		char why[PATH_MAX + 256], text[TP_DIGEST_TEXT_MAX];
+		uint8_t d[32];
+
+		if (input_digest(paths[i], NULL, d, why, sizeof(why)) < 0) {
+			fprintf(stderr, "tether check: %s\n", why);
+			status = TETHER_EXIT_INVALID;
+			continue;
+		}
+		tp_digest_text(d, text);
+		printf("%s  %s\n", text, paths[i]);
+	}
+	return status;
+}
 
 /* FILE:LINE:COLUMN: warning: MESSAGE on stderr. */
 static void print_warnings(const char *path)
@@ -165,17 +193,21 @@ int cmd_check(int argc, char **argv)
 		{ "report", no_argument, NULL, 'r' },
 		{ "contract", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "digest", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *contract = NULL, *path, *name;
 	struct tp_policy *policy = NULL;
-	bool report = false, json = false;
+	bool report = false, json = false, digest = false;
 	int c, r, status = TETHER_EXIT_OK;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "rc:jh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "rc:jdh", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'd':
+			digest = true;
+			break;
 		case 'r':
 			report = true;
 			break;
@@ -193,6 +225,12 @@ int cmd_check(int argc, char **argv)
 			return TETHER_EXIT_USAGE;
 		}
 	}
+	if (digest && (report || json || contract || optind == argc)) {
+		fprintf(stderr, "tether check: --digest takes one or more paths and no other option\n");
+		return TETHER_EXIT_USAGE;
+	}
+	if (digest)
+		return print_digests(argv + optind, argc - optind);
 	if (optind != argc - 1) {
 		fputs(check_usage, stderr);
 		return TETHER_EXIT_USAGE;

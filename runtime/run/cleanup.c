@@ -148,8 +148,10 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 	 * bounds): this was the last reference outside its namespace, which
 	 * went with its last process.  Only a tree seen empty lets it go.
 	 */
-	if (empty)
+	if (empty) {
 		run_storage_free(run);
+		run_inputs_free(run);
+	}
 
 	/*
 	 * The evidence: what was killed, how long it took, and whether each part

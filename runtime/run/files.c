@@ -193,6 +193,7 @@ int run_prepare_workspace(struct run *run, struct run_error *err)
 				strerror(errno));
 	r = run_scratch_prepare_home(run, err);
 	r = r ?: run_storage_create(run, err);
+	r = r ?: run_inputs_verify(run, err);
 	r = r ?: run_scratch_plan(run, err);
 	if (r)
 		return r;

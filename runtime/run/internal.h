@@ -48,10 +48,14 @@ struct scratch_mount {
 	uint64_t ino;
 };
 
-/* A host object the envelope names beneath a private tree: mounted at its path. */
+/*
+ * A host object the envelope names beneath a private tree, mounted at its
+ * path; or an input's verified copy (runtime/run/inputs.c), mounted over it.
+ */
 struct scratch_bind {
 	char path[PATH_MAX];
 	bool is_dir;
+	int input;			/* 1 + the index of the input whose copy it is; 0: the host's */
 };
 
 struct run {
@@ -82,6 +86,7 @@ struct run {
 	uint64_t ws_ino;
 	int disk_fd;			/* the timer that looks whether it is full; -1: none */
 	const char *fs_spent;		/* the budget the timer saw spent, a tick ago; NULL: none */
+	int in_fd;			/* the verified inputs' copies, a read-only detached mount; -1 */
 	char cwd[PATH_MAX];		/* the controller's: the command starts there if it can */
 	struct tl_path_rule *rules;
 	size_t rule_count;
@@ -195,6 +200,17 @@ const char *run_storage_full(const struct run *run);
 void run_storage_free(struct run *run);
 /* Where the run's file system is attached in its namespace while the helper binds from it. */
 #define RUN_FS_STAGE "/run/tether/fs"
+
+/*
+ * runtime/run/inputs.c: inputs with a digest are copied, as they are hashed,
+ * onto a tmpfs of the run's (RUN_INPUTS_STAGE/N for input N), which the
+ * helper binds over each input's path; a digest that differs refuses the run.
+ */
+int run_inputs_verify(struct run *run, struct run_error *err);
+/* HOME/.gitconfig lists the inputs without a digest under safe.directory (scratch.c) */
+bool run_home_gitconfig_wanted(const struct tp_policy *pol);
+void run_inputs_free(struct run *run);
+#define RUN_INPUTS_STAGE "/run/tether/inputs"
 
 /* runtime/run/network.c */
 int run_setup_network(struct run *run, struct run_error *err);

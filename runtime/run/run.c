@@ -565,6 +565,7 @@ int run_init(const struct run_config *cfg, struct run **out, struct run_error *e
 		.coalesce_fd = -1,
 		.fs_fd = -1,
 		.disk_fd = -1,
+		.in_fd = -1,
 		.out = { { .fd = -1, .target = cfg->out_fd[0] }, { .fd = -1, .target = cfg->out_fd[1] } },
 		/* the command line's --audit and --audit-allowed come before the envelope's */
 		.audit_path = cfg->audit_path ? cfg->audit_path : policy->audit_sink,
@@ -910,6 +911,7 @@ void run_free(struct run *run)
 	run_output_free(run);
 	run_limits_free(run);
 	run_storage_free(run);
+	run_inputs_free(run);
 	if (run->ep >= 0)
 		close(run->ep);
 	launch_env_free(run->envp);

@@ -97,6 +97,28 @@ static int add_bind(struct run *run, const char *path, struct run_error *err)
 				"inputs and sockets elsewhere", SCRATCH_BINDS_MAX);
 	snprintf(run->binds[run->bind_count].path, PATH_MAX, "%s", resolved);
 	run->binds[run->bind_count].is_dir = S_ISDIR(st.st_mode);
+	run->binds[run->bind_count].input = 0;
+	run->bind_count++;
+	return 0;
+}
+
+/* Input i's verified copy, over its path wherever it is (inputs.c made it). */
+static int add_input_copy(struct run *run, size_t i, struct run_error *err)
+{
+	const char *path = run->policy->inputs[i].path;
+	struct scratch_bind *b = &run->binds[run->bind_count];
+	struct stat st;
+
+	if (run->bind_count == SCRATCH_BINDS_MAX)
+		return run_fail(err, RUN_ERROR_INVALID, RUN_STEP_TMPDIR, E2BIG,
+				"more than %d inputs with a digest and paths in the private trees",
+				SCRATCH_BINDS_MAX);
+	/* it was read whole a moment ago: gone now, the bind fails and says so */
+	if (!realpath(path, b->path) || stat(b->path, &st) < 0)
+		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_WORKSPACE, errno,
+				"input %s, verified a moment ago: %s", path, strerror(errno));
+	b->is_dir = S_ISDIR(st.st_mode);
+	b->input = (int)i + 1;
 	run->bind_count++;
 	return 0;
 }
@@ -130,10 +152,15 @@ int run_scratch_plan(struct run *run, struct run_error *err)
 	/* the host's objects the envelope names, where a private tree would hide them */
 	r = add_bind(run, pol->workspace, err);
 	for (size_t i = 0; !r && i < pol->input_count; i++)
-		r = add_bind(run, pol->inputs[i].path, err);
+		if (!pol->inputs[i].has_digest)
+			r = add_bind(run, pol->inputs[i].path, err);
 	for (size_t i = 0; !r && i < pol->path_rule_count; i++)
 		if (pol->path_rules[i].access & TETHER_ACCESS_CONNECT)
 			r = add_bind(run, pol->path_rules[i].path, err);
+	/* last: over whatever the binds above brought along */
+	for (size_t i = 0; !r && i < pol->input_count; i++)
+		if (pol->inputs[i].has_digest)
+			r = add_input_copy(run, i, err);
 	return r;
 }
 
@@ -150,7 +177,7 @@ struct scratch_report {
 };
 
 enum { STEP_JOIN = 1, STEP_PROPAGATION, STEP_OPEN, STEP_MOUNT, STEP_MOUNTPOINT, STEP_BIND,
-       STEP_STAT, STEP_STAGE, STEP_WORKSPACE, STEP_UNSTAGE };
+       STEP_STAT, STEP_STAGE, STEP_WORKSPACE, STEP_UNSTAGE, STEP_INPUT, STEP_GITCONFIG };
 
 static const char *const step_names[] = {
 	[STEP_JOIN] = "joining the run's namespaces",
@@ -163,6 +190,8 @@ static const char *const step_names[] = {
 	[STEP_STAGE] = "attaching the run's own file system at",
 	[STEP_WORKSPACE] = "mounting the run's fresh workspace at",
 	[STEP_UNSTAGE] = "detaching the run's own file system from",
+	[STEP_INPUT] = "mounting the verified copy of input",
+	[STEP_GITCONFIG] = "writing the run's git configuration",
 };
 
 /* A directory of the run's file system, attached at RUN_FS_STAGE, bound at `dst`. */
@@ -194,12 +223,61 @@ static int mount_tree(const struct run *run, const struct scratch_mount *m)
 	return mount("tether-scratch", m->target, "tmpfs", flags, opts);
 }
 
+bool run_home_gitconfig_wanted(const struct tp_policy *pol)
+{
+	for (size_t i = 0; i < pol->input_count; i++)
+		if (!pol->inputs[i].has_digest)
+			return true;
+	return false;
+}
+
+/*
+ * HOME/.gitconfig, the run's own, listing each input without a digest under
+ * safe.directory: they are the host's, usually root's, and git (2.35.2 on)
+ * refuses a repository another uid owns unless its global configuration
+ * says so.  A verified input's copy is the run's uid's and needs nothing.
+ */
+/* No stdio or malloc: the helper shares the controller's memory (CLONE_VM). */
+static int write_gitconfig(const struct run *run, const char *home)
+{
+	static const char head[] = "# tether: the run's inputs are the host's, another uid's; "
+				   "git may read them\n[safe]\n";
+	const struct tp_policy *pol = run->policy;
+	char path[PATH_MAX], line[2 * PATH_MAX + 32];
+	int fd, r;
+
+	snprintf(path, sizeof(path), "%s/.gitconfig", home);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	r = fchown(fd, run->uid, run->gid) < 0 ? -1 : write_all(fd, head, sizeof(head) - 1);
+	for (size_t i = 0; !r && i < pol->input_count; i++) {
+		size_t n = 0;
+
+		if (pol->inputs[i].has_digest)
+			continue;
+		n += (size_t)snprintf(line, sizeof(line), "\tdirectory = \"");
+		/* a quoted value: " and \ escaped (paths hold no newline: policyc) */
+		for (const char *c = pol->inputs[i].path; *c && n < sizeof(line) - 4; c++) {
+			if (*c == '"' || *c == '\\')
+				line[n++] = '\\';
+			line[n++] = *c;
+		}
+		line[n++] = '"';
+		line[n++] = '\n';
+		r = write_all(fd, line, n);
+	}
+	if (close(fd) < 0)
+		r = -1;
+	return r;
+}
+
 /* The helper: in the run's namespaces, outside its cgroup.  Never returns. */
 static void __attribute__((noreturn)) helper(const struct run *run, int pidfd, int report_fd)
 {
 	struct scratch_report rep = { 0 };
 	int fds[SCRATCH_BINDS_MAX];
-	char src[64];
+	char src[sizeof(RUN_INPUTS_STAGE) + 24];
 
 	if (syscall(SYS_setns, pidfd, CLONE_NEWNS | CLONE_NEWIPC) < 0) {
 		rep.step = STEP_JOIN;
@@ -221,6 +299,9 @@ static void __attribute__((noreturn)) helper(const struct run *run, int pidfd, i
 			.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 		};
 
+		fds[i] = -1;
+		if (run->binds[i].input)
+			continue;	/* the verified copy, not the host's object */
 		fds[i] = (int)syscall(SYS_openat2, AT_FDCWD, run->binds[i].path, &how, sizeof(how));
 		if (fds[i] < 0) {
 			rep.step = STEP_OPEN;
@@ -235,10 +316,24 @@ static void __attribute__((noreturn)) helper(const struct run *run, int pidfd, i
 		snprintf(rep.path, sizeof(rep.path), "%s", RUN_FS_STAGE);
 		goto fail;
 	}
+	if (run->in_fd >= 0 &&
+	    move_mount(run->in_fd, "", AT_FDCWD, RUN_INPUTS_STAGE, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+		rep.step = STEP_STAGE;
+		snprintf(rep.path, sizeof(rep.path), "%s", RUN_INPUTS_STAGE);
+		goto fail;
+	}
 	for (size_t i = 0; i < run->scratch_count; i++) {
-		if (mount_tree(run, &run->scratch[i]) < 0) {
+		const struct scratch_mount *m = &run->scratch[i];
+
+		if (mount_tree(run, m) < 0) {
 			rep.step = STEP_MOUNT;
-			snprintf(rep.path, sizeof(rep.path), "%s", run->scratch[i].target);
+			snprintf(rep.path, sizeof(rep.path), "%s", m->target);
+			goto fail;
+		}
+		if (m->kind == SCRATCH_HOME && run_home_gitconfig_wanted(run->policy) &&
+		    write_gitconfig(run, m->target) < 0) {
+			rep.step = STEP_GITCONFIG;
+			snprintf(rep.path, sizeof(rep.path), "%s/.gitconfig", m->target);
 			goto fail;
 		}
 	}
@@ -275,7 +370,9 @@ static void __attribute__((noreturn)) helper(const struct run *run, int pidfd, i
 		snprintf(parent, sizeof(parent), "%s", dst);
 		*strrchr(parent, '/') = 0;
 		r = parent[0] ? mkdir_p(parent, 0755) : 0;
-		if (!r && run->binds[i].is_dir)
+		if (!r && run->binds[i].input && lstat(dst, &(struct stat){ 0 }) == 0)
+			;	/* the host's input, which its copy covers */
+		else if (!r && run->binds[i].is_dir)
 			r = mkdir(dst, 0755) < 0 && errno != EEXIST ? -errno : 0;
 		else if (!r && (fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) >= 0)
 			close(fd);
@@ -287,9 +384,12 @@ static void __attribute__((noreturn)) helper(const struct run *run, int pidfd, i
 			snprintf(rep.path, sizeof(rep.path), "%s", dst);
 			goto fail;
 		}
-		snprintf(src, sizeof(src), "/proc/self/fd/%d", fds[i]);
+		if (run->binds[i].input)
+			snprintf(src, sizeof(src), RUN_INPUTS_STAGE "/%d", run->binds[i].input - 1);
+		else
+			snprintf(src, sizeof(src), "/proc/self/fd/%d", fds[i]);
 		if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0) {
-			rep.step = STEP_BIND;
+			rep.step = run->binds[i].input ? STEP_INPUT : STEP_BIND;
 			snprintf(rep.path, sizeof(rep.path), "%s", dst);
 			goto fail;
 		}
@@ -298,6 +398,11 @@ static void __attribute__((noreturn)) helper(const struct run *run, int pidfd, i
 	if (run->fs_fd >= 0 && umount2(RUN_FS_STAGE, MNT_DETACH) < 0) {
 		rep.step = STEP_UNSTAGE;
 		snprintf(rep.path, sizeof(rep.path), "%s", RUN_FS_STAGE);
+		goto fail;
+	}
+	if (run->in_fd >= 0 && umount2(RUN_INPUTS_STAGE, MNT_DETACH) < 0) {
+		rep.step = STEP_UNSTAGE;
+		snprintf(rep.path, sizeof(rep.path), "%s", RUN_INPUTS_STAGE);
 		goto fail;
 	}
 	for (size_t i = 0; i < run->scratch_count; i++) {
@@ -442,7 +547,8 @@ int run_scratch_enter(struct run *run, int pidfd, struct run_error *err)
  */
 int run_scratch_prepare_home(struct run *run, struct run_error *err)
 {
-	static const char *const dirs[] = { "/run", "/run/tether", RUN_HOME, RUN_FS_STAGE };
+	static const char *const dirs[] = { "/run", "/run/tether", RUN_HOME, RUN_FS_STAGE,
+					    RUN_INPUTS_STAGE };
 
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		int r = run_check_root_dir(dirs[i]);

@@ -42,7 +42,7 @@
  * against nr_inodes, which gets them on top so that the run may create
  * exactly disk_inodes entries of its own.
  */
-#define STORAGE_OWN_INODES 6	/* the root, ws, tmp, var_tmp, shm, home */
+#define STORAGE_OWN_INODES 6	/* the root, ws, tmp, var_tmp, shm, home; + HOME/.gitconfig */
 
 void run_storage_plan(struct run *run)
 {
@@ -110,7 +110,8 @@ int run_storage_create(struct run *run, struct run_error *err)
 	}
 	if (!r && run->fs_inodes) {
 		snprintf(num, sizeof(num), "%llu",
-			 (unsigned long long)(run->fs_inodes + STORAGE_OWN_INODES));
+			 (unsigned long long)(run->fs_inodes + STORAGE_OWN_INODES +
+					      (run_home_gitconfig_wanted(run->policy) ? 1 : 0)));
 		what = "setting nr_inodes= on";
 		r = config(fsfd, "nr_inodes", num);
 	}

@@ -362,7 +362,7 @@ static struct tp_policy *minimal_policy(void)
 static struct tp_policy *full_policy(void)
 {
 	static const char *const gaps[] = {
-		"image_digest", "filesystem.inputs.digest", "filesystem.workspace.source",
+		"image_digest", "filesystem.workspace.source",
 		"filesystem.workspace.mode", "network_egress.methods", "artifacts",
 		"cleanup.lease", "cleanup.revoke_credentials",
 	};
@@ -537,9 +537,15 @@ Test(reports, report_full)
 	cr_expect(!has_line(text, "  network_egress.default"), "%s", text);
 	cr_expect(!has_line(text, "  network_egress.max_bytes"), "%s", text);
 	cr_expect(has_line(text, "  network_egress.methods"), "%s", text);
-	/* N fails on the methods gap alone, I on revoke_credentials; every limit holds */
-	cr_expect(has_line(text, "guarantee holds for: K P R C; does not hold for: F N I T"), "%s",
+	/* N fails on the methods gap alone, I on revoke_credentials; every limit holds,
+	 * and F with the input digests enforced */
+	cr_expect(has_line(text, "guarantee holds for: K P F R C; does not hold for: N I T"), "%s",
 		  text);
+	cr_expect(has_line(text, "  enforced                     filesystem.inputs.digest: before the "
+				 "command exists the controller hashes the input as it copies it "
+				 "onto a read-only tmpfs and refuses the run when the digest "
+				 "differs; the run reads that copy, bound over the input's path"),
+		  "%s", text);
 	free(text);
 	tp_policy_free(p);
 }
