@@ -17,7 +17,7 @@ works "git: init, commit, branch, status, diff, merge, gc" git "$ENV" "
 
 # The input: a bare repository of root's, read-only for the run by its rule
 # and by its modes.  git refuses a repository of another owner unless told
-# (safe.directory, which the case adds to its global configuration); it
+# (safe.directory, which tether writes into the run's HOME/.gitconfig); it
 # tries to hard-link the objects first, which fs.protected_hardlinks refuses
 # before tether is asked, and copies them.  (An input of the run's own uid
 # gets the link refused by tether, with a record: attacks.sh.)
@@ -28,6 +28,19 @@ works "git: clone of a read-only input repository, commit on the clone" git-clon
 	test \$(wc -l <$WS/log.txt) -eq 2
 	grep -q 'ahead 1' $WS/branch.txt
 	grep -q '1 file changed' $WS/diffstat.txt
+	test \"\$(upstream_rev main)\" = $UPSTREAM_HEAD" git-clone "$WS" "$INPUT/upstream.git"
+
+# The same repository as an input verified by digest: the run reads the
+# controller's copy, the run's uid's, on a read-only mount of its own (so
+# git's hard links fail with EXDEV, before tether is asked, and it copies).
+make_input_repo 0
+input_digest=$(tether check --digest "$INPUT/upstream.git" | cut -d' ' -f1)
+env_for git-clone-verified "" "    inputs:
+      - {path: $INPUT/upstream.git, digest: \"$input_digest\"}"
+works "git: clone of an input repository verified by digest (no safe.directory needed)" \
+	git-clone-verified "$ENV" "
+	test \$(wc -l <$WS/log.txt) -eq 2
+	grep -q 'ahead 1' $WS/branch.txt
 	test \"\$(upstream_rev main)\" = $UPSTREAM_HEAD" git-clone "$WS" "$INPUT/upstream.git"
 
 env_for git-hook "$WS_EXEC"
