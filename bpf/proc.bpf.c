@@ -46,6 +46,7 @@ int BPF_PROG(tether_userns_create, const struct cred *cred, int ret)
  * allocated later at the same address is not entered unless a run made it.
  */
 #define KEY_ALLOC_UID_KEYRING	0x0010
+#define PERSISTENT_PREFIX	"_persistent."	/* the persistent keyring: "_persistent.UID" */
 
 /* A key record: op keyctl, path the key's description. */
 static __always_inline int deny_key(struct tether_run *run, __u64 cgid, struct key *key)
@@ -73,12 +74,28 @@ int BPF_PROG(tether_key_alloc, struct key *key, const struct cred *cred, unsigne
 {
 	struct tether_run *run;
 	__u64 cgid, addr = (__u64)key;
+	char desc[sizeof(PERSISTENT_PREFIX)] = "";
 
 	if (ret)
 		return ret;
 	run = current_run(&cgid);
 	if (!run || (flags & KEY_ALLOC_UID_KEYRING))
 		return 0;
+	/*
+	 * The uid's persistent keyring (keyctl_get_persistent) outlives the
+	 * run by days, linked from the user namespace: a run that made it
+	 * would leave keys there that count in the uid's quota, which every
+	 * later run reads in /proc/key-users.  No run makes it.
+	 */
+	if (bpf_probe_read_kernel_str(desc, sizeof(desc), BPF_CORE_READ(key, description)) ==
+	    sizeof(desc)) {
+		bool persistent = true;
+
+		for (int i = 0; i < (int)sizeof(PERSISTENT_PREFIX) - 1; i++)
+			persistent &= desc[i] == PERSISTENT_PREFIX[i];
+		if (persistent)
+			return deny_key(run, cgid, key);
+	}
 	if (bpf_map_update_elem(&run_keys, &addr, &cgid, BPF_ANY))
 		return deny_key(run, cgid, key);
 	return 0;

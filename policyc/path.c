@@ -96,6 +96,8 @@ const char *const tp_protected_paths[] = {
 	/* the kernel's own state: BPF objects (tether's pins), LSM and debug interfaces */
 	"/sys/fs/bpf", "/sys/kernel/security", "/sys/kernel/debug", "/sys/kernel/tracing",
 	"/proc/kcore", "/proc/kmsg",
+	/* every uid's key count and bytes: a later run would read what an earlier one left */
+	"/proc/key-users",
 	/* the node agent's state and audit directories */
 	"/var/lib/tether", "/run/tether", "/var/log/tether",
 	NULL,

@@ -532,7 +532,12 @@ static void look_key_quota(void)
 	char line[512], users[256] = "";
 	FILE *f = fopen("/proc/key-users", "r");
 
-	while (f && fgets(line, sizeof(line), f)) {
+	if (!f) {
+		snprintf(line, sizeof(line), "/proc/key-users cannot be read: %s", ename(errno));
+		absent("key-quota", line);
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, " %u: %d %d", &uid, &usage, &nkeys) == 3 && uid == getuid()) {
 			line[strcspn(line, "\n")] = 0;
 			snprintf(users, sizeof(users), "%s", line + strspn(line, " "));
@@ -540,8 +545,7 @@ static void look_key_quota(void)
 		}
 		nkeys = -1;
 	}
-	if (f)
-		fclose(f);
+	fclose(f);
 	f = fopen("/proc/keys", "r");
 	while (f && fgets(line, sizeof(line), f))
 		if (sscanf(line, "%x %*s %*d %*s %*x %u", &id, &keyuid) == 2 && keyuid == getuid())

@@ -38,7 +38,7 @@ MUST_PLANT="workspace tmpdir tmp var-tmp dev-shm home shm-open posix-sem posix-m
 	abstract-dgram unix-path tcp-listener udp-socket memfd flock posix-lock process"
 # The ones it must be refused: they would reach the host or its own cgroup's files.
 MUST_REFUSE="run run-user run-lock var-lock srv dev bpffs cwd cgroup-file cgroup-mkdir
-	xattr-host uts keyring-user keyring-user-session"
+	xattr-host uts keyring-user keyring-user-session keyring-persistent key-quota"
 # What the host can see of a live run, checked with canaryprobe look on the host.
 HOST_CHANNELS="sysv-shm sysv-sem sysv-msg abstract-stream abstract-dgram tcp-listener
 	udp-socket process memfd flock posix-lock"
@@ -87,11 +87,27 @@ host_files() {
 	done | sort -u | tr '\n' ' ')
 }
 
+# keys_of UID: the uid's key count in /proc/key-users (root reads it; runs may not)
+keys_of() { awk -v u="$1:" '$1 == u { print $3; exit }' /proc/key-users | cut -d/ -f1; }
+
 # canaries LABEL ENVELOPE A-ID B-ID TAG: run A plants, run B looks, one line per channel
 canaries() {
 	label=$1 env=$2 a=$3 b=$4 tag=$5
+	keys_before=$(keys_of 1000)
 	crun "$a" "$a" "$env" plant "$tag" "$WS"
 	arc=$RC
+	# the kernel frees a run's keys when its session keyring goes: soon, not at once
+	i=0
+	while [ "$(keys_of 1000)" -gt "${keys_before:-0}" ] 2>/dev/null && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	keys_after=$(keys_of 1000)
+	if [ "${keys_after:-0}" -le "${keys_before:-0}" ]; then
+		pass "$label: after run A the uid holds no more keys than before (${keys_before:-none}, then ${keys_after:-none}: /proc/key-users, as root)"
+	else
+		fail "$label: keys left" "uid 1000 held $keys_before keys before run A, $keys_after after"
+	fi
 	if [ "$arc" -eq 0 ] && end_ok "$T/$a.audit" && grep -q '^plant process: ok' "$T/$a.out"; then
 		pass "$label: run A planted ($(grep -c ': ok$' "$T/$a.out") channels ok) and ended with cleanup_verified true"
 	else
@@ -141,9 +157,8 @@ canaries() {
 }
 
 # --- run A, then run B: same identity, same envelope ----------------------------------
-# (first: the first run of a uid that asks for the persistent keyring owns it,
-# and every later run of the uid is refused it: run ca1's keys are the ones
-# that outlive it)
+# (first: no run may make its uid's persistent keyring, which would outlive
+# it; were ca1 able to, its key there would be the one that carries over)
 canaries "one file system (disk_bytes)" "$T/canary-disk.yaml" ca1 ca2 ca
 canaries "a tmpfs each" "$T/canary-tmpfs.yaml" cb1 cb2 cb
 
