@@ -16,6 +16,7 @@
 #   make bench-fs        open, stat and fork+exec in runs of 10 and 10,000 rules vs none (VM)
 #   make bench-net       TCP connect, UDP sendto, DNS in runs of 10 and 10,000 CIDR rules vs none (VM)
 #   make bench-start     start latency and /bin/true run of tether run vs bwrap vs plain (VM, host)
+#   make bench-workspace setup and teardown of fresh workspaces and verified inputs vs a plain directory (VM)
 #   make bench-agent     runs/s, create-to-first-instruction and memory of tether daemon vs tether run (VM)
 #   make bench-audit     records/s and CPU of the controller's sinks (node log, jsonl, OCSF, syslog) vs write(2) (host, root)
 #   make vmlinux         regenerate vmlinux/vmlinux.h from /sys/kernel/btf/vmlinux
@@ -338,6 +339,15 @@ $(BENCH_START_DIR)/driver: bench/start/driver.c bench/common/stats.h
 
 bench-start: $(OUTPUT)/tether $(BENCH_START_DIR)/startprobe $(BENCH_START_DIR)/driver
 	$(Q)bench/start/bench-start $(OUTPUT)
+
+# Governed workspaces: the whole run of /bin/true and tether's setup with a
+# fresh workspace, with disk limits, and with a 10,000-file input with and
+# without its digest, next to an existing directory, one boot per kernel.
+# Reuses bench-start's probe and driver.  BENCH_KERNELS,
+# BENCH_WORKSPACE_*: see bench/README.md.  It reports; it has no targets.
+.PHONY: bench-workspace
+bench-workspace: $(OUTPUT)/tether $(BENCH_START_DIR)/startprobe $(BENCH_START_DIR)/driver
+	$(Q)bench/workspace/bench-workspace $(OUTPUT)
 
 # The node agent: runs per second through the API, create to the probe's
 # first instruction, and the daemon's memory with 64 live runs, next to
