@@ -1414,14 +1414,9 @@ static const struct tp_schema_key artifact_keys[] = {
 static int check_artifacts(struct tp_schema *schema, const struct tp_schema_key *key,
 			   const struct yt_pair *pair)
 {
-	struct envelope_ctx *ctx = ctx_of(schema);
 	int r = tp_schema_check_submapping(schema, key, pair);
 
-	if (r < 0)
-		return r;
-	if (pair->value->kind != YT_MAPPING || pair->value->mapping.count == 0)
-		return 0;
-	return add_gap(ctx->env, "artifacts", tp_node_pos(pair->key));
+	return r < 0 ? r : 0;
 }
 
 static const struct tp_schema_key cleanup_keys[] = {

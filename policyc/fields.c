@@ -180,7 +180,12 @@ const struct tp_field_info *const tp_fields[] = {
 		     "one_run (needs a fresh workspace): the workspace is a tmpfs of the run's own, "
 		     "mounted in its mount namespace only and gone when the run ends; nothing of it "
 		     "is on the host's disk"),
-	GAP("artifacts", T, "artifacts are not exported, scanned or hashed by this version"),
+	NOW_ENFORCED("artifacts", T,
+		     "when the tree is empty the controller copies each declared regular file (one "
+		     "link, no setuid or setgid; mode 0644) to tether run --artifacts DIR, its size "
+		     "and sha256 recorded before it is published; links, devices, FIFOs, sockets and "
+		     "undeclared files are refused with a record; scan: findings go to "
+		     "DIR.quarantine"),
 	GAP("image_digest", T,
 	    "tether starts the command from the host's file system; it does not pull or verify images"),
 	/* C */
@@ -249,9 +254,6 @@ int tp_policy_check_gaps(const struct tp_policy *policy, char *why, size_t why_l
 		needed[n++] = "filesystem.workspace.mode";
 	if (policy->method_count)
 		needed[n++] = "network_egress.methods";
-	if (policy->artifact_count ||
-	    (policy->flags & (TP_POLICY_ARTIFACTS_SCAN | TP_POLICY_ARTIFACTS_HASH)))
-		needed[n++] = "artifacts";
 	if (policy->flags & TP_POLICY_REVOKE_CREDENTIALS)
 		needed[n++] = "cleanup.revoke_credentials";
 	/* Limits; those this version enforces pass below. */

@@ -130,6 +130,8 @@ static bool row_applies(const struct tp_policy *policy, const struct tp_field_in
 			return policy->limits[i] != 0;
 	if (!strcmp(f, "workspace_lifetime"))
 		return policy->lifetime == TP_LIFETIME_ONE_RUN;
+	if (!strcmp(f, "artifacts"))
+		return policy->artifact_count != 0;
 	if (!strcmp(f, "filesystem.inputs.digest")) {
 		for (size_t i = 0; i < policy->input_count; i++)
 			if (policy->inputs[i].has_digest)

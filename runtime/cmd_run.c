@@ -31,6 +31,7 @@ struct run_opts {
 	uint64_t audit_rate_limit;	/* run_config's: 0 default, UINT64_MAX none */
 	bool audit_allowed;
 	bool standalone;
+	const char *artifacts;	/* --artifacts DIR */
 	char **argv;
 };
 
@@ -39,7 +40,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: tether run --envelope FILE [--run-id ID] [--workspace DIR] [--audit FILE]\n"
 		"                  [--audit-allowed] [--audit-rate-limit N] [--traceparent TRACEPARENT]\n"
-		"                  [--standalone]\n"
+		"                  [--standalone] [--artifacts DIR]\n"
 		"                  -- COMMAND [ARGS...]\n"
 		"\n"
 		"Runs COMMAND in a fresh cgroup confined by the envelope's rules (BPF-LSM).\n"
@@ -57,6 +58,11 @@ static void usage(FILE *out)
 		"run may write per second (default 2000; 0: none); past it records are counted\n"
 		"in \"suppressed\" records (docs/audit.md).\n"
 		"\n"
+		"--artifacts DIR: where the envelope's artifacts go when the run ends (needed\n"
+		"when it declares some): the declared regular files, each hashed into the\n"
+		"audit stream before it is published; findings of artifacts.scan go to\n"
+		"DIR.quarantine (docs/envelope.md, \"Artifacts\").  Runs here (--standalone).\n"
+		"\n"
 		"--traceparent gives the run a W3C trace context (00-TRACEID-SPANID-FLAGS):\n"
 		"every record carries its trace_id and span_id.\n"
 		"\n"
@@ -71,7 +77,8 @@ static void usage(FILE *out)
 		"  120  refused: this host cannot enforce the envelope (see tether doctor); nothing ran\n"
 		"  121  refused: the envelope is invalid; nothing ran\n"
 		"  122  usage error; nothing ran\n"
-		"  123  setup failed, or the run's cleanup could not be verified (the message says which)\n"
+		"  123  setup failed, the run's cleanup could not be verified, or (the command\n"
+		"       having succeeded) an artifact could not be exported (the message says which)\n"
 		"  124  timed_out: resources.wall_clock or cleanup.lease ran out; the run was killed\n"
 		"  125  budget_exhausted: resources.memory_bytes (OOM kill), process_count (forks\n"
 		"       refused repeatedly), output_bytes or network_egress.max_bytes\n"
@@ -89,6 +96,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		{ "traceparent", required_argument, NULL, 'T' },
 		{ "audit-rate-limit", required_argument, NULL, 'R' },
 		{ "standalone", no_argument, NULL, 'S' },
+		{ "artifacts", required_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -135,6 +143,10 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 				return -EINVAL;
 			}
 			o->traceparent = optarg;
+			break;
+		case 'X':
+			o->artifacts = optarg;
+			o->standalone = true;	/* the node agent's API has no export yet */
 			break;
 		case 'S':
 			o->standalone = true;
@@ -189,7 +201,8 @@ static int exit_status(const struct run_result *res)
 	case RUN_REASON_REFUSED:
 		return TETHER_EXIT_REFUSED;
 	default:
-		return res->exit_status;
+		/* failed although the command exited 0: an artifact could not be exported */
+		return res->exit_status ? res->exit_status : TETHER_EXIT_RUN_ERROR;
 	}
 }
 
@@ -272,6 +285,12 @@ int cmd_run(int argc, char **argv)
 	if (policy_load_bound(opts.envelope, &bind, &policy, digest) < 0)
 		return TETHER_EXIT_RUN_INVALID;
 	tp_digest_text(digest, envelope_digest);
+	if (policy->artifact_count && !opts.artifacts) {
+		fprintf(stderr, "tether run: %s declares artifacts: name the directory they go to "
+			"with --artifacts DIR. Nothing ran.\n", policy_input_name(opts.envelope));
+		tp_policy_free(policy);
+		return TETHER_EXIT_RUN_USAGE;
+	}
 	if (!opts.standalone && client_daemon_up(client_socket_path())) {
 		if (opts.audit_rate_limit) {
 			fprintf(stderr, "tether run: --audit-rate-limit: the node agent on %s runs "
@@ -319,6 +338,7 @@ int cmd_run(int argc, char **argv)
 	cfg.audit_allowed = opts.audit_allowed;
 	cfg.traceparent = opts.traceparent;
 	cfg.audit_rate_limit = opts.audit_rate_limit;
+	cfg.artifacts_dir = opts.artifacts;
 	cfg.argv = opts.argv;
 	cfg.child_mask = &old;
 	if (run_create(&cfg, &run, &err)) {

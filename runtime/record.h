@@ -100,6 +100,7 @@ enum record_run_event {
 	RECORD_RUN_END,
 	RECORD_RUN_ADOPTED,
 	RECORD_RUN_SUPPRESSED,
+	RECORD_RUN_ARTIFACT,
 };
 
 /*
@@ -178,6 +179,19 @@ struct record_run_end {
 	bool output_truncated;
 };
 
+/*
+ * One file of the workspace at the end (runtime/run/artifacts.c): what
+ * happened to it, and for one that left, its size and sha256, written
+ * before it is published.
+ */
+struct record_run_artifact {
+	const char *path;		/* relative to the workspace */
+	const char *decision;		/* exported, quarantined, refused, missing, failed */
+	const char *reason;		/* why, unless exported; NULL: none */
+	uint64_t size;
+	const char *sha256;		/* "sha256:..." of what left; NULL: nothing did */
+};
+
 struct record_run {
 	enum record_run_event event;
 	union {
@@ -187,6 +201,7 @@ struct record_run {
 		struct record_run_end end;
 		struct record_run_adopted adopted;
 		struct record_run_suppressed suppressed;
+		struct record_run_artifact artifact;
 	};
 };
 

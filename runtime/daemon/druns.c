@@ -628,6 +628,14 @@ static int check_request(struct daemon *d, const struct create_request *req, con
 			    req->envelope_name);
 	}
 	tp_diags_free(&diags);
+	/* artifacts leave through tether run --artifacts only: never dropped silently here */
+	if (policy->artifact_count) {
+		tp_policy_free(policy);
+		return fail(400, msg, msg_len,
+			    "the envelope declares artifacts, which this version exports through "
+			    "tether run --artifacts DIR only, not through the API: nothing would "
+			    "leave the workspace");
+	}
 	/* an envelope written for a tenant runs for that tenant only */
 	if (policy->tenant && strcmp(policy->tenant, req->tenant) != 0) {
 		fail(400, msg, msg_len,

@@ -92,6 +92,13 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 		run->reason = RUN_REASON_BUDGET;
 	if (run->reason == RUN_REASON_NONE)
 		run->reason = status_for_record == 0 ? RUN_REASON_SUCCEEDED : RUN_REASON_FAILED;
+	/*
+	 * The artifacts leave now: nothing of the run is alive to change them,
+	 * and their records come before the cleanup and end records.  An
+	 * artifact that could not be exported turns succeeded into failed.
+	 */
+	if (ran && empty)
+		run_artifacts_export(run);
 	/* lost records never took a sequence number: seq counts those queued (and ours) */
 	if (lost)
 		run_log(run, "warning: run %s lost %llu audit records to a full ring; %llu of the "

@@ -225,7 +225,7 @@ int run_prepare_workspace(struct run *run, struct run_error *err)
 		return run_fail(err, r == -ELOOP ? RUN_ERROR_SETUP : RUN_ERROR_INVALID,
 				RUN_STEP_RULES, -r, "resolving the rules of %s: %s",
 				run->cfg.policy_path, strerror(-r));
-	return 0;
+	return run_artifacts_check(run, err);
 }
 
 /*

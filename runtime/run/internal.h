@@ -238,6 +238,14 @@ void run_context_init(struct run *run);
 void run_record_start(struct run *run, uint64_t setup_us);
 void run_record_truncated(struct run *run, int stream, uint64_t max);
 void run_record_cleanup(struct run *run, const struct record_run_cleanup *c);
+void run_record_artifact(struct run *run, const struct record_run_artifact *a);
+
+/*
+ * runtime/run/artifacts.c: _check refuses an export directory the run could
+ * write; _export, once the tree is empty, sends the declared files there.
+ */
+int run_artifacts_check(struct run *run, struct run_error *err);
+void run_artifacts_export(struct run *run);
 void run_record_end(struct run *run, const struct record_run_end *e);
 
 /* The run's epoll set (one per run; the caller polls it as run_fd). */

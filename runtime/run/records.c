@@ -117,6 +117,14 @@ void run_record_truncated(struct run *run, int stream, uint64_t max)
 	audit_write(&run->audit, &rec);
 }
 
+void run_record_artifact(struct run *run, const struct record_run_artifact *a)
+{
+	struct record rec = { .kind = RECORD_RUN, .run.event = RECORD_RUN_ARTIFACT };
+
+	rec.run.artifact = *a;
+	audit_write(&run->audit, &rec);
+}
+
 void run_record_cleanup(struct run *run, const struct record_run_cleanup *c)
 {
 	struct record rec = { .kind = RECORD_RUN, .run.event = RECORD_RUN_CLEANUP };

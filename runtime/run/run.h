@@ -57,6 +57,8 @@ struct run_config {
 	const char *traceparent;
 	/* JSON Lines audit file (appended, 0600); NULL: the policy's audit.sink, else stderr */
 	const char *audit_path;
+	/* where the envelope's artifacts go at the end (runtime/run/artifacts.c); NULL: none */
+	const char *artifacts_dir;
 	/* the node's sinks the records go to as well (the daemon's node log and
 	 * configured sinks): borrowed, never closed by the run; their failures
 	 * are theirs, not the run's */

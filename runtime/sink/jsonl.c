@@ -348,6 +348,18 @@ static int encode_suppressed(const struct record_run_suppressed *f, struct strbu
 	return r | sb_printf(out, "}");
 }
 
+static int encode_artifact(const struct record_run_artifact *a, struct strbuf *out)
+{
+	int r = sb_printf(out, ",\"path\":");
+
+	r = r ?: sb_json_string(out, a->path, 4096);
+	r = r ?: sb_printf(out, ",\"decision\":\"%s\",\"reason\":", a->decision);
+	r = r ?: (a->reason ? sb_json_string(out, a->reason, 512) : sb_printf(out, "null"));
+	r = r ?: sb_printf(out, ",\"size\":%llu,\"sha256\":", (unsigned long long)a->size);
+	r = r ?: (a->sha256 ? sb_printf(out, "\"%s\"", a->sha256) : sb_printf(out, "null"));
+	return r;
+}
+
 static int encode_run(const struct record *rec, struct strbuf *out)
 {
 	static const char *const events[] = {
@@ -357,6 +369,7 @@ static int encode_run(const struct record *rec, struct strbuf *out)
 		[RECORD_RUN_END] = "end",
 		[RECORD_RUN_ADOPTED] = "adopted",
 		[RECORD_RUN_SUPPRESSED] = "suppressed",
+		[RECORD_RUN_ARTIFACT] = "artifact",
 	};
 	const struct record_run *run = &rec->run;
 	int r = begin(out, rec, "run");
@@ -389,6 +402,9 @@ static int encode_run(const struct record *rec, struct strbuf *out)
 			      (unsigned long long)run->adopted.audit_lost,
 			      (unsigned long long)run->adopted.backlog,
 			      boolean(run->adopted.command_alive));
+		break;
+	case RECORD_RUN_ARTIFACT:
+		r = encode_artifact(&run->artifact, out);
 		break;
 	}
 	return r ?: sb_printf(out, "}");

@@ -53,6 +53,7 @@ enum {
 	OCSF_SEVERITY_INFORMATIONAL = 1,
 	OCSF_SEVERITY_LOW = 2,
 	OCSF_SEVERITY_MEDIUM = 3,
+	OCSF_SEVERITY_HIGH = 4,
 	OCSF_FILE_TYPE_UNKNOWN = 0,
 	OCSF_FILE_TYPE_FOLDER = 2,
 	OCSF_FILE_TYPE_LOCAL_SOCKET = 5,
@@ -615,13 +616,14 @@ static const char *const run_event_names[] = {
     [RECORD_RUN_START] = "start",     [RECORD_RUN_OUTPUT_TRUNCATED] = "output_truncated",
     [RECORD_RUN_CLEANUP] = "cleanup", [RECORD_RUN_END] = "end",
     [RECORD_RUN_ADOPTED] = "adopted", [RECORD_RUN_SUPPRESSED] = "suppressed",
+    [RECORD_RUN_ARTIFACT] = "artifact",
 };
 
 static int run_head(const struct record *rec, struct ocsf_head *h)
 {
 	const struct record_run *run = &rec->run;
 
-	if (run->event < RECORD_RUN_START || run->event > RECORD_RUN_SUPPRESSED)
+	if (run->event < RECORD_RUN_START || run->event > RECORD_RUN_ARTIFACT)
 		return -EINVAL;
 	*h = (struct ocsf_head){.class_uid = OCSF_PROCESS_ACTIVITY,
 				.kind = "run",
@@ -660,6 +662,17 @@ static int run_head(const struct record *rec, struct ocsf_head *h)
 		h->severity_id = OCSF_SEVERITY_MEDIUM;
 		break;
 	case RECORD_RUN_OUTPUT_TRUNCATED:
+		break;
+	case RECORD_RUN_ARTIFACT:
+		/* kept back: a finding (quarantined) or a file that may not leave (refused) */
+		if (strcmp(run->artifact.decision, "exported") != 0) {
+			h->action_id = OCSF_ACTION_DENIED;
+			h->disposition_id = OCSF_DISPOSITION_BLOCKED;
+			h->severity_id = strcmp(run->artifact.decision, "quarantined") == 0
+						 ? OCSF_SEVERITY_HIGH : OCSF_SEVERITY_MEDIUM;
+		}
+		if (strcmp(run->artifact.decision, "failed") == 0)
+			h->status_id = OCSF_STATUS_FAILURE;
 		break;
 	default:
 		return -EINVAL;
@@ -777,6 +790,16 @@ static int unmapped_run(struct strbuf *out, const struct record *rec)
 				r = sb_printf(out, ",\"suppressed_%s\":%llu", record_flood_kinds[i],
 					      (unsigned long long)f->by_kind[i]);
 		return r;
+	}
+	case RECORD_RUN_ARTIFACT: {
+		const struct record_run_artifact *a = &run->artifact;
+
+		r = sb_printf(out, ",\"path\":");
+		r = r ?: sb_json_string(out, a->path, 4096);
+		r = r ?: sb_printf(out, ",\"decision\":\"%s\",\"reason\":", a->decision);
+		r = r ?: (a->reason ? sb_json_string(out, a->reason, 512) : sb_printf(out, "null"));
+		r = r ?: sb_printf(out, ",\"size\":%llu,\"sha256\":", (unsigned long long)a->size);
+		return r ?: (a->sha256 ? sb_printf(out, "\"%s\"", a->sha256) : sb_printf(out, "null"));
 	}
 	}
 	return -EINVAL;

@@ -557,17 +557,18 @@ Test(envelope, rules_below_protected_paths_are_kept)
 Test(envelope, acknowledging_a_gap_that_does_not_apply_is_accepted_and_dropped)
 {
 	struct tp_policy *p = compile_text(BASE "  identity: {uid: 10000}\n"
-		"  artifacts: {scan: true}\n"
+		"  image_digest: \"sha256:1111111111111111111111111111111111111111111111111111111111111111\"\n"
 		"  cleanup: {revoke_credentials: true}\n"
 		"  acknowledge_unenforced: [workspace_lifetime, cleanup.lease, filesystem.exec,\n"
 		"    identity.uid, network_egress.methods, cleanup.revoke_credentials, identity.gid,\n"
-		"    artifacts]\n");
+		"    artifacts, image_digest]\n");
 
 	/* cleanup.lease, network_egress.methods: not set; filesystem.exec, identity.uid,
-	 * identity.gid and workspace_lifetime: enforced now; the two that apply stay, sorted */
+	 * identity.gid, workspace_lifetime and artifacts: enforced now; the two that apply
+	 * stay, sorted */
 	cr_assert_eq(p->gap_count, 2);
-	cr_expect_str_eq(p->gaps[0], "artifacts");
-	cr_expect_str_eq(p->gaps[1], "cleanup.revoke_credentials");
+	cr_expect_str_eq(p->gaps[0], "cleanup.revoke_credentials");
+	cr_expect_str_eq(p->gaps[1], "image_digest");
 	tp_policy_free(p);
 }
 
@@ -882,10 +883,10 @@ Test(envelope, any_change_of_meaning_changes_the_digest)
 
 Test(envelope, unacknowledged_gaps_are_errors_at_the_field)
 {
-	expect_error(BASE "  resources:\n    cpu: 2\n  artifacts: {hash: true}\n", 8, 3,
-		     "'artifacts' is not enforced by this version (artifacts are not exported, "
-		     "scanned or hashed by this version); to run without it, list 'artifacts' "
-		     "under 'acknowledge_unenforced'");
+	expect_error(BASE "  resources:\n    cpu: 2\n  cleanup: {revoke_credentials: true}\n", 8, 13,
+		     "'cleanup.revoke_credentials' is not enforced by this version (tether issues "
+		     "no credentials and cannot revoke ones the run obtained); to run without it, "
+		     "list 'cleanup.revoke_credentials' under 'acknowledge_unenforced'");
 	/* the network's one gap left; acknowledging the former ones does not cover it */
 	expect_error(BASE "  network_egress:\n    allowed_destinations: [api.github.com:443]\n"
 		     "    methods: [GET]\n    max_bytes: 1GiB\n" FORMER_GAPS, 8, 5,
@@ -1168,7 +1169,7 @@ Test(envelope, every_unacknowledged_gap_is_reported)
 {
 	const char *text = BASE "  network_egress: {methods: [GET], max_bytes: 1GiB}\n"
 		"  resources: {cpu: 2, memory_bytes: 1GiB}\n"
-		"  artifacts: {hash: true}\n"
+		"  image_digest: \"sha256:1111111111111111111111111111111111111111111111111111111111111111\"\n"
 		"  cleanup: {lease: 1h, revoke_credentials: true}\n";
 	struct tp_envelope *env = NULL;
 
@@ -1176,7 +1177,7 @@ Test(envelope, every_unacknowledged_gap_is_reported)
 	/* max_bytes, cpu, memory_bytes and lease are enforced: no diagnostic for them */
 	cr_assert_eq(diags.count, 3, "%s", diag_text());
 	cr_expect(strstr(diags.items[0].message, "'network_egress.methods'"));
-	cr_expect(strstr(diags.items[1].message, "'artifacts'"));
+	cr_expect(strstr(diags.items[1].message, "'image_digest'"));
 	cr_expect(strstr(diags.items[2].message, "'cleanup.revoke_credentials'"));
 }
 

@@ -686,7 +686,7 @@ Test(ocsf, every_run_event_is_process_activity_of_the_command)
 	struct {
 		struct record_run run;
 		struct expect want;
-	} cases[6];
+	} cases[8];
 	int n = 0;
 
 	setenv("TETHER_OCSF_CANARY", CANARY_ENV, 1);
@@ -731,6 +731,18 @@ Test(ocsf, every_run_event_is_process_activity_of_the_command)
 	    .count = 7, .denied = 7, .rate_limit = 2000, .window_ms = 1000, .seqs = ranges,
 	    .seq_range_count = 1, .by_kind = by_kind};
 	cases[n++].want = (struct expect){1007, 99, 3, 17};
+	/* an artifact that left is observed and logged; one kept back is denied and blocked */
+	cases[n].run = (struct record_run){.event = RECORD_RUN_ARTIFACT};
+	cases[n].run.artifact = (struct record_run_artifact){
+	    .path = "out/report.txt", .decision = "exported", .size = 11,
+	    .sha256 = "sha256:0000000000000000000000000000000000000000000000000000000000000001"};
+	cases[n++].want = (struct expect){1007, 99, 3, 17};
+	cases[n].run = (struct record_run){.event = RECORD_RUN_ARTIFACT};
+	cases[n].run.artifact = (struct record_run_artifact){
+	    .path = "key.pem", .decision = "quarantined", .reason = "a private key (PEM)",
+	    .size = 40,
+	    .sha256 = "sha256:0000000000000000000000000000000000000000000000000000000000000002"};
+	cases[n++].want = (struct expect){1007, 99, 2, 2};
 
 	for (int i = 0; i < n; i++) {
 		for (int with_ctx = 0; with_ctx < 2; with_ctx++) {
@@ -749,6 +761,14 @@ Test(ocsf, every_run_event_is_process_activity_of_the_command)
 						 "/usr/bin/agent");
 				cr_expect_str_eq(str_at(got, "unmapped.policy_digest"),
 						 "sha256:abcd");
+			}
+			if (cases[i].run.event == RECORD_RUN_ARTIFACT) {
+				const struct record_run_artifact *a = &cases[i].run.artifact;
+
+				cr_expect_str_eq(str_at(got, "unmapped.path"), a->path);
+				cr_expect_str_eq(str_at(got, "unmapped.decision"), a->decision);
+				cr_expect_str_eq(str_at(got, "unmapped.sha256"), a->sha256);
+				cr_expect_eq(int_at(got, "severity_id"), a->reason ? 4 : 1);
 			}
 			if (cases[i].run.event == RECORD_RUN_END) {
 				cr_expect_eq(int_at(got, "exit_code"), 3);

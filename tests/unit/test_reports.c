@@ -363,7 +363,7 @@ static struct tp_policy *full_policy(void)
 {
 	static const char *const gaps[] = {
 		"image_digest", "filesystem.workspace.source",
-		"filesystem.workspace.mode", "network_egress.methods", "artifacts",
+		"filesystem.workspace.mode", "network_egress.methods",
 		"cleanup.lease", "cleanup.revoke_credentials",
 	};
 	static const uint8_t v6_host[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 0x01 };
@@ -877,8 +877,9 @@ Test(reports, explain_full)
 
 	cr_assert_not_null(end);
 	/* the gap list is the policy's, one "field: why" line each */
-	cr_expect(has_line(end, "  artifacts: artifacts are not exported, scanned or hashed by "
-				"this version"), "%s", end);
+	cr_expect(has_line(end, "  image_digest: tether starts the command from the host's file "
+				"system; it does not pull or verify images"), "%s", end);
+	cr_expect(!strstr(end, "artifacts"), "%s", end);
 	cr_expect(!strstr(end, "resources.cpu"), "%s", end);
 	cr_expect(!strstr(end, "identity."), "%s", end);
 	cr_expect(!strstr(end, "workspace_lifetime"), "%s", end);
@@ -940,7 +941,7 @@ Test(reports, explain_full)
 		    "leaves behind:\n"
 		    "  workspace /ws: deleted when the run ends\n"
 		    "  starts from: an overlay of /srv/repos/web-app (not enforced)\n"
-		    "  artifacts: reports/**, result.json, scanned and hashed (not enforced)\n"
+		    "  artifacts: reports/**, result.json, scanned and hashed\n"
 		    "  processes: the run's cgroup is killed and verified empty\n"
 		    "  credentials: revoked when the run ends (not enforced)\n"
 		    "  lease: 15m (not enforced)\n");
