@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -145,4 +146,60 @@ int remove_tree(const char *path, unsigned int flags,
 	if (rmdir(path) < 0 && errno != ENOENT)
 		failed(&w, errno);
 	return w.first_error;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int dir_names_sorted(int fd, char ***names_out, size_t *count_out)
+{
+	size_t count = 0, cap = 0;
+	char **names = NULL;
+	struct dirent *de;
+	int r = 0, dfd = dup(fd);
+	DIR *dir = dfd >= 0 ? fdopendir(dfd) : NULL;
+
+	if (!dir) {
+		r = -errno;
+		if (dfd >= 0)
+			close(dfd);
+		return r;
+	}
+	while (!r && (errno = 0, de = readdir(dir))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (count == cap) {
+			char **more = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof(*names));
+
+			if (!more) {
+				r = -ENOMEM;
+				break;
+			}
+			names = more;
+		}
+		if (!(names[count] = strdup(de->d_name)))
+			r = -ENOMEM;
+		else
+			count++;
+	}
+	if (!r && errno)
+		r = -errno;
+	closedir(dir);
+	if (r) {
+		dir_names_free(names, count);
+		return r;
+	}
+	qsort(names, count, sizeof(*names), name_cmp);
+	*names_out = names;
+	*count_out = count;
+	return 0;
+}
+
+void dir_names_free(char **names, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		free(names[i]);
+	free(names);
 }

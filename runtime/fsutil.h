@@ -13,6 +13,14 @@
  */
 int write_all(int fd, const void *data, size_t len);
 
+/*
+ * The names in the directory open as `fd` (not "." or ".."), in byte order:
+ * *names holds *count strings, freed with dir_names_free().  `fd` stays
+ * open and its own.  Returns 0 or a negative errno (readdir's included).
+ */
+int dir_names_sorted(int fd, char ***names, size_t *count);
+void dir_names_free(char **names, size_t count);
+
 /* mkdir -p: every missing component with `mode`.  Returns 0 or a negative errno. */
 int mkdir_p(const char *path, mode_t mode);
 

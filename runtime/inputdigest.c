@@ -6,7 +6,6 @@
  * what the copy holds is what was hashed, whatever the host does to the
  * input meanwhile.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -19,6 +18,7 @@
 
 #include <openssl/evp.h>
 
+#include "runtime/fsutil.h"
 #include "runtime/inputdigest.h"
 
 /* deeper trees than this are refused: no input needs them, and the walk recurses */
@@ -135,11 +135,6 @@ static int do_file(struct walk *w, int fd, const struct stat *st, int dst, const
 	return r;
 }
 
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int do_dir(struct walk *w, int fd, int dst, int depth);
 
 /* One entry `name` of the directory fd (rel already names it). */
@@ -202,43 +197,17 @@ static int do_entry(struct walk *w, int dirfd, const char *name, int dst, int de
 /* The entries of the directory fd, in byte order of their names; copied into dst. */
 static int do_dir(struct walk *w, int fd, int dst, int depth)
 {
-	size_t count = 0, cap = 0, len = strlen(w->rel);
+	size_t count = 0, len = strlen(w->rel);
 	char **names = NULL;
-	struct dirent *de;
-	int r = 0, dfd;
-	DIR *dir;
+	int r;
 
 	if (depth > INPUT_DEPTH_MAX)
 		return why(w, ELOOP, "more than %d directories deep", INPUT_DEPTH_MAX);
-	dfd = dup(fd);
-	dir = dfd >= 0 ? fdopendir(dfd) : NULL;
-	if (!dir) {
-		if (dfd >= 0)
-			close(dfd);
-		return why(w, errno, "listing: %s", strerror(errno));
-	}
-	while (!r && (errno = 0, de = readdir(dir))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (count == cap) {
-			char **more = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof(*names));
-
-			if (!more) {
-				r = -ENOMEM;
-				break;
-			}
-			names = more;
-		}
-		if (!(names[count] = strdup(de->d_name)))
-			r = -ENOMEM;
-		else
-			count++;
-	}
-	if (!r && errno)
-		r = why(w, errno, "listing: %s", strerror(errno));
-	closedir(dir);
-	if (!r)
-		qsort(names, count, sizeof(*names), name_cmp);
+	r = dir_names_sorted(fd, &names, &count);
+	if (r == -ENOMEM)
+		return r;
+	if (r)
+		return why(w, -r, "listing: %s", strerror(-r));
 	for (size_t i = 0; !r && i < count; i++) {
 		if (snprintf(w->rel + len, sizeof(w->rel) - len, "%s%s", len ? "/" : "",
 			     names[i]) >= (int)(sizeof(w->rel) - len))
@@ -247,9 +216,7 @@ static int do_dir(struct walk *w, int fd, int dst, int depth)
 			r = do_entry(w, fd, names[i], dst, depth);
 		w->rel[len] = 0;
 	}
-	for (size_t i = 0; i < count; i++)
-		free(names[i]);
-	free(names);
+	dir_names_free(names, count);
 	/* the copy's directory is read-only and the run's, once it is filled */
 	if (!r && w->copy && (fchown(dst, w->uid, w->gid) < 0 || fchmod(dst, 0555) < 0))
 		r = why(w, errno, "giving the copy to uid %u: %s", (unsigned)w->uid, strerror(errno));

@@ -17,7 +17,6 @@
  * (renamed into place, never over an existing one).  Undeclared files are
  * recorded as refused too, the first ARTIFACT_UNDECLARED_LISTED of them.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -428,48 +427,24 @@ static void entry(struct exporter *x, int dir, const char *name, int depth)
 		close(fd);
 }
 
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void walk(struct exporter *x, int dir, int depth)
 {
-	size_t len = strlen(x->rel), count = 0, cap = 0;
+	size_t len = strlen(x->rel), count = 0;
 	char **names = NULL;
-	struct dirent *de;
-	int dfd = dup(dir);
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	int r = dir_names_sorted(dir, &names, &count);
 
-	if (!d) {
-		if (dfd >= 0)
-			close(dfd);
+	if (r) {
+		add(x, "failed", "listing it: %s", strerror(-r));
+		x->failed = true;
 		return;
 	}
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (count == cap) {
-			char **more = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof(*names));
-
-			if (!more)
-				break;
-			names = more;
-		}
-		if (!(names[count] = strdup(de->d_name)))
-			break;
-		count++;
-	}
-	closedir(d);
-	qsort(names, count, sizeof(*names), name_cmp);
 	for (size_t i = 0; i < count; i++) {
 		if (snprintf(x->rel + len, sizeof(x->rel) - len, "%s%s", len ? "/" : "", names[i]) <
 		    (int)(sizeof(x->rel) - len))
 			entry(x, dir, names[i], depth);
 		x->rel[len] = 0;
-		free(names[i]);
 	}
-	free(names);
+	dir_names_free(names, count);
 }
 
 /* ---- publishing ----------------------------------------------------------- */

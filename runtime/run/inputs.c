@@ -35,31 +35,17 @@ static bool any_digest(const struct tp_policy *pol)
 
 static int make_fs(struct run *run, struct run_error *err)
 {
-	const char *what = "fsopen";
-	int fsfd = fsopen("tmpfs", FSOPEN_CLOEXEC), r = 0;
+	static const char *const opts[] = { "source", "tether-inputs", "mode", "0755", NULL };
+	const char *failed = "";
+	int r = run_tmpfs_detached(opts, &failed);
 
-	if (fsfd < 0)
-		r = -errno;
-	if (!r && (fsconfig(fsfd, FSCONFIG_SET_STRING, "source", "tether-inputs", 0) < 0 ||
-		   fsconfig(fsfd, FSCONFIG_SET_STRING, "mode", "0755", 0) < 0 ||
-		   fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)) {
-		what = "fsconfig";
-		r = -errno;
-	}
-	if (!r) {
-		run->in_fd = fsmount(fsfd, FSMOUNT_CLOEXEC,
-				     MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
-		if (run->in_fd < 0) {
-			what = "fsmount";
-			r = -errno;
-		}
-	}
-	if (fsfd >= 0)
-		close(fsfd);
-	if (r)
+	if (r < 0)
 		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_WORKSPACE, -r,
 				"making the tmpfs for the verified copies of the inputs: %s: %s",
-				what, strerror(-r));
+				strcmp(failed, "fsopen") && strcmp(failed, "fsmount") ? "fsconfig"
+										: failed,
+				strerror(-r));
+	run->in_fd = r;
 	return 0;
 }
 

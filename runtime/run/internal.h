@@ -191,6 +191,13 @@ int run_scratch_enter(struct run *run, int pidfd, struct run_error *err);
  * end a run that filled it, _full says which limit a full one spent, _free
  * closes it and removes the workspace's mount point tether made.
  */
+/*
+ * A tmpfs made with the new mount API, attached nowhere (nosuid, nodev):
+ * opts are key, value pairs for fsconfig, NULL-terminated.  The mount's
+ * descriptor, or a negative errno with *failed naming the step: "fsopen",
+ * the key, "create" or "fsmount".
+ */
+int run_tmpfs_detached(const char *const *opts, const char **failed);
 void run_storage_plan(struct run *run);
 bool run_storage_wanted(const struct run *run);
 int run_storage_create(struct run *run, struct run_error *err);

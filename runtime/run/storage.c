@@ -72,11 +72,6 @@ bool run_storage_wanted(const struct run *run)
 	return run->fs_workspace || run->fs_scratch;
 }
 
-static int config(int fsfd, const char *key, const char *value)
-{
-	return fsconfig(fsfd, FSCONFIG_SET_STRING, key, value, 0) < 0 ? -errno : 0;
-}
-
 /* A directory of the run's file system, with its exact mode and owner (no umask). */
 static int make_dir(int root, const char *name, mode_t mode, uid_t uid, gid_t gid)
 {
@@ -88,52 +83,72 @@ static int make_dir(int root, const char *name, mode_t mode, uid_t uid, gid_t gi
 	return 0;
 }
 
+int run_tmpfs_detached(const char *const *opts, const char **failed)
+{
+	int fsfd = fsopen("tmpfs", FSOPEN_CLOEXEC), fd = -1, r = 0;
+
+	if (fsfd < 0) {
+		*failed = "fsopen";
+		return -errno;
+	}
+	for (; !r && opts[0]; opts += 2)
+		if (fsconfig(fsfd, FSCONFIG_SET_STRING, opts[0], opts[1], 0) < 0) {
+			*failed = opts[0];
+			r = -errno;
+		}
+	if (!r && fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		*failed = "create";
+		r = -errno;
+	}
+	if (!r && (fd = fsmount(fsfd, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0) {
+		*failed = "fsmount";
+		r = -errno;
+	}
+	close(fsfd);
+	return r ? r : fd;
+}
+
 int run_storage_create(struct run *run, struct run_error *err)
 {
-	char num[32];
-	const char *what = "creating";
-	int fsfd, r = 0;
+	char bytes[32], inodes[32], step[32];
+	const char *opts[10] = { "source", "tether-run" }, *failed = "", *what;
+	size_t n = 2;
+	int r;
 
 	if (!run_storage_wanted(run))
 		return 0;
-	fsfd = fsopen("tmpfs", FSOPEN_CLOEXEC);
-	if (fsfd < 0)
-		return run_fail(err, RUN_ERROR_REFUSED, RUN_STEP_WORKSPACE, errno,
-				"refusing to run: the run's own file system (a tmpfs, for its "
-				"workspace and disk limits) cannot be made: fsopen: %s; the "
-				"command was not started.", strerror(errno));
-	r = config(fsfd, "source", "tether-run");
-	if (!r && run->fs_bytes) {
-		snprintf(num, sizeof(num), "%llu", (unsigned long long)run->fs_bytes);
-		what = "setting size= on";
-		r = config(fsfd, "size", num);
+	if (run->fs_bytes) {
+		snprintf(bytes, sizeof(bytes), "%llu", (unsigned long long)run->fs_bytes);
+		opts[n++] = "size";
+		opts[n++] = bytes;
 	}
-	if (!r && run->fs_inodes) {
-		snprintf(num, sizeof(num), "%llu",
+	if (run->fs_inodes) {
+		snprintf(inodes, sizeof(inodes), "%llu",
 			 (unsigned long long)(run->fs_inodes + STORAGE_OWN_INODES +
 					      (run_home_gitconfig_wanted(run->policy) ? 1 : 0)));
-		what = "setting nr_inodes= on";
-		r = config(fsfd, "nr_inodes", num);
+		opts[n++] = "nr_inodes";
+		opts[n++] = inodes;
 	}
-	if (!r) {
-		what = "setting mode= on";
-		r = config(fsfd, "mode", "0700");
-	}
-	if (!r && fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
-		what = "creating";
-		r = -errno;
-	}
-	if (!r) {
-		run->fs_fd = fsmount(fsfd, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
-		if (run->fs_fd < 0) {
-			what = "mounting";
-			r = -errno;
-		}
-	}
-	close(fsfd);
-	if (r)
+	opts[n++] = "mode";
+	opts[n++] = "0700";
+	r = run_tmpfs_detached(opts, &failed);
+	if (r >= 0) {
+		run->fs_fd = r;
+	} else if (strcmp(failed, "fsopen") == 0) {
+		return run_fail(err, RUN_ERROR_REFUSED, RUN_STEP_WORKSPACE, -r,
+				"refusing to run: the run's own file system (a tmpfs, for its "
+				"workspace and disk limits) cannot be made: fsopen: %s; the "
+				"command was not started.", strerror(-r));
+	} else {
+		if (strcmp(failed, "fsmount") == 0)
+			snprintf(step, sizeof(step), "mounting");
+		else if (strcmp(failed, "create") == 0 || strcmp(failed, "source") == 0)
+			snprintf(step, sizeof(step), "creating");
+		else
+			snprintf(step, sizeof(step), "setting %s= on", failed);
 		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_WORKSPACE, -r,
-				"%s the run's own file system (tmpfs): %s", what, strerror(-r));
+				"%s the run's own file system (tmpfs): %s", step, strerror(-r));
+	}
 	/* the workspace and HOME are the run's; the temporary trees everybody's, sticky */
 	what = "ws";
 	r = run->fs_workspace ? make_dir(run->fs_fd, "ws", 0755, run->uid, run->gid) : 0;
@@ -157,8 +172,9 @@ int run_storage_create(struct run *run, struct run_error *err)
 
 /*
  * Which limit the run spent: its file system is full (no block or no inode
- * left), or the timer saw it full before.  NULL when it is not full, or when no limit of the envelope
- * set its size (a full tmpfs then is the memory limit's, or the host's).
+ * left), or the timer saw it full before.  NULL when it is not full, or
+ * when no limit of the envelope set its size (a full tmpfs then is the
+ * memory limit's, or the host's).
  */
 const char *run_storage_full(const struct run *run)
 {
