@@ -166,6 +166,30 @@ static __always_inline bool proc_of_other_process(struct inode *inode, struct de
 	return !in_same_run(task, run_cgroup_id);
 }
 
+/* include/linux/mount.h: the mount namespace of a kernel-internal mount */
+#define MNT_NS_INTERNAL		((void *)-22L)
+
+/*
+ * overlayfs's own opens on a fresh_overlay run's layers: copy-up reading the
+ * lower file and writing the upper one, readdir of a merged directory and,
+ * from 6.6 on, the "backing file" it opens on a layer for each open of an
+ * overlay file (6.1 gives that one the overlay path: open_with_fake_path).
+ * The layers are on the run's own file system (tether_run.layer_dev),
+ * reached only through overlayfs's private clones of their mounts, which no
+ * path names and nothing of the run can open; what the run asked for, the
+ * open or exec of the overlay file, was decided on the workspace's path
+ * before overlayfs acted.  Mappings are not let through here: a mapping of
+ * a 6.6+ backing file made executable later (file_mprotect) has no
+ * workspace path to decide on and stays refused.
+ */
+static __always_inline bool overlay_layer_open(const struct tether_run *run, struct inode *inode,
+					       struct vfsmount *vfsmnt)
+{
+	if (!run->layer_dev || inode->i_sb->s_dev != run->layer_dev)
+		return false;
+	return BPF_CORE_READ(real_mount(vfsmnt), mnt_ns) == MNT_NS_INTERNAL;
+}
+
 SEC("lsm/file_open")
 int BPF_PROG(tether_file_open, struct file *file, int ret)
 {
@@ -233,6 +257,8 @@ int BPF_PROG(tether_file_open, struct file *file, int ret)
 	magic = inode->i_sb->s_magic;
 	if (magic == PIPEFS_MAGIC || magic == SOCKFS_MAGIC || magic == ANON_INODE_FS_MAGIC ||
 	    magic == PIDFS_MAGIC || magic == NSFS_MAGIC)
+		return 0;
+	if (overlay_layer_open(run, inode, vfsmnt))
 		return 0;
 	if (magic == PROC_SUPER_MAGIC && proc_of_other_process(inode, dentry, cgid))
 		access |= TETHER_ACCESS_PROTECTED;

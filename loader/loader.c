@@ -1204,6 +1204,21 @@ int tl_run_inode_rule_add(struct tl_node *node, struct tl_run *run, size_t index
 	return 0;
 }
 
+int tl_run_inode_identity_add(struct tl_node *node, struct tl_run *run, size_t index,
+			      uint32_t dev, uint64_t ino, uint32_t access, struct tl_error *err)
+{
+	struct tether_path_rule rule = { .access = access, .rule_id = (__u32)index };
+	struct tether_inode_key ikey = { .run_slot = run->run_slot, .dev = dev, .ino = ino };
+	int r;
+
+	if (index >= run->rule_count)
+		return fail(err, EINVAL, "no path rule %zu to give an inode identity", index);
+	if (bpf_map_update_elem(node->inode_rules_fd, &ikey, &rule, BPF_ANY))
+		return fail(err, errno, "writing an inode rule of %s", run->rules[index].path);
+	r = pin_add(run, dev, ino);	/* removed with the pins */
+	return r ? fail(err, r, "writing an inode rule of %s", run->rules[index].path) : 0;
+}
+
 /* The directories the plan pins above carve-outs (runtime/plan/paths.c says why). */
 static int install_pins(struct tl_node *node, struct tl_run *run, const struct tl_run_plan *plan,
 			struct tl_error *err)
@@ -1338,6 +1353,7 @@ int tl_run_install(struct tl_node *node, uint64_t cgroup_id, const struct tl_run
 	value.egress_max = net->egress_max;
 	value.dns_port4 = net->dns_port4;
 	value.dns_port6 = net->dns_port6;
+	value.layer_dev = plan->layer_dev;
 	if (bpf_map_update_elem(node->runs_fd, &cgroup_id, &value, BPF_NOEXIST)) {
 		r = fail(err, errno, "registering run cgroup %llu", (unsigned long long)cgroup_id);
 		goto fail;

@@ -158,6 +158,7 @@ struct tl_run_plan {
 	char *const *abstract_sockets;	/* abstract unix socket names the run may reach */
 	size_t abstract_count;
 	struct tl_run_net net;
+	uint32_t layer_dev;		/* tether_run.layer_dev: fresh_overlay's file system; 0 */
 };
 
 /* A run's map entries.  Filled by tl_run_install, removed by tl_run_remove. */
@@ -199,6 +200,14 @@ int tl_run_install(struct tl_node *node, uint64_t cgroup_id, const struct tl_run
  */
 int tl_run_inode_rule_add(struct tl_node *node, struct tl_run *run, size_t index, uint32_t dev,
 			  uint64_t ino, uint32_t access, struct tl_error *err);
+/*
+ * Enters (dev, ino) as one more inode identity of installed path rule
+ * `index`, keeping the one it has: objects that rule covers by a second
+ * name (a fresh_overlay's upper layer and work directory).  Removed with
+ * the run's other entries.
+ */
+int tl_run_inode_identity_add(struct tl_node *node, struct tl_run *run, size_t index,
+			      uint32_t dev, uint64_t ino, uint32_t access, struct tl_error *err);
 int tl_run_net_write(struct tl_node *node, const struct tl_run *run,
 		     const struct tl_net_entry *entry, struct tl_error *err);
 

@@ -479,6 +479,7 @@ int tp_policy_compile(const char *name, const struct tp_envelope *env,
 	    dup_optional(env->run_id, &policy->run_id) ?:
 	    dup_optional(env->workspace_path, &policy->workspace) ?:
 	    dup_optional(env->workspace_source, &policy->workspace_source) ?:
+	    dup_optional(env->workspace_ref, &policy->workspace_ref) ?:
 	    dup_optional(env->audit_sink, &policy->audit_sink);
 	if (r < 0)
 		return r;

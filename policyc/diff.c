@@ -678,6 +678,8 @@ static void diff_workspace(struct diff *diff, const struct tp_policy *old_policy
 		  "none");
 	diff_text(diff, "filesystem.workspace.source", old_policy->workspace_source,
 		  new_policy->workspace_source, "none");
+	diff_text(diff, "filesystem.workspace.ref", old_policy->workspace_ref,
+		  new_policy->workspace_ref, "none");
 }
 
 /* ---- artifacts, inputs, audit, metadata ----------------------------------------- */

@@ -30,7 +30,7 @@ struct envelope_ctx {
 	struct tp_envelope *env;	/* filled as values pass their checks */
 	bool exec_written;		/* sandbox.filesystem.exec given */
 	struct tp_pos workspace_pos;	/* the 'workspace' key */
-	struct tp_pos workspace_mode_pos, lifetime_pos;	/* line 0: not written */
+	struct tp_pos workspace_mode_pos, workspace_source_pos, workspace_ref_pos, lifetime_pos;	/* line 0: not written */
 	size_t first_diag;		/* diags->count before this envelope */
 	struct tp_pos audit_sink_pos;
 	const char *dup_list;		/* the list a duplicate check is on, for messages */
@@ -585,9 +585,9 @@ static int check_workspace_source(struct tp_schema *schema, const struct tp_sche
 	struct envelope_ctx *ctx = ctx_of(schema);
 	int r = parse_absolute(schema, key, pair->value, &ctx->env->workspace_source);
 
-	if (r <= 0)
-		return r;
-	return add_gap(ctx->env, "filesystem.workspace.source", tp_node_pos(pair->key));
+	if (r > 0)
+		ctx->workspace_source_pos = tp_node_pos(pair->key);
+	return r < 0 ? r : 0;
 }
 
 static int check_workspace_mode(struct tp_schema *schema, const struct tp_schema_key *key,
@@ -601,14 +601,40 @@ static int check_workspace_mode(struct tp_schema *schema, const struct tp_schema
 		return tp_schema_enum_status(i);
 	ctx->env->workspace_mode = (enum tp_workspace_mode)i;
 	ctx->workspace_mode_pos = tp_node_pos(pair->key);
-	if (i != TP_WORKSPACE_FRESH_OVERLAY)
-		return 0;
-	return add_gap(ctx->env, "filesystem.workspace.mode", tp_node_pos(pair->key));
+	return 0;
+}
+
+/* ref: the commit a git source is laid out at; a name could move, so only an id */
+static int check_workspace_ref(struct tp_schema *schema, const struct tp_schema_key *key,
+			       const struct yt_pair *pair)
+{
+	struct envelope_ctx *ctx = ctx_of(schema);
+	const struct yt_node *value = pair->value;
+	int r = tp_schema_expect_kind(schema, key, value, YT_SCALAR);
+	size_t n;
+
+	if (r <= 0)
+		return r;
+	n = value->scalar.len;
+	if (value->scalar.is_null || (n != 40 && n != 64) ||
+	    strspn(value->scalar.text, "0123456789abcdef") != n)
+		return tp_schema_report(schema, value,
+					"'ref' must be a full commit id, 40 (or, in a SHA-256 "
+					"repository, 64) lower-case hexadecimal digits: a branch or "
+					"tag name can move; resolve it with `git rev-parse "
+					"NAME^{commit}`");
+	free(ctx->env->workspace_ref);
+	ctx->env->workspace_ref = strndup(value->scalar.text, n);
+	if (!ctx->env->workspace_ref)
+		return -ENOMEM;
+	ctx->workspace_ref_pos = tp_node_pos(pair->key);
+	return 0;
 }
 
 static const struct tp_schema_key workspace_keys[] = {
 	TP_SCHEMA_KEY("path", check_workspace_path, true, 0),
 	TP_SCHEMA_KEY("source", check_workspace_source, false, 0),
+	TP_SCHEMA_KEY("ref", check_workspace_ref, false, 0),
 	TP_SCHEMA_KEY("mode", check_workspace_mode, false, 0),
 	TP_SCHEMA_KEY("max_bytes", check_limit, false, TP_LIMIT_WORKSPACE_BYTES),
 	TP_SCHEMA_KEY("write", check_path_list, false, PL_WORKSPACE_WRITE),
@@ -627,6 +653,17 @@ static int check_workspace(struct tp_schema *schema, const struct tp_schema_key 
 	if (ctx->env->workspace_mode == TP_WORKSPACE_FRESH_OVERLAY && !ctx->env->workspace_source)
 		return tp_schema_report(schema, pair->key,
 					"a 'fresh_overlay' workspace needs a 'source'");
+	if (ctx->env->workspace_ref && !ctx->env->workspace_source)
+		return tp_schema_report_at(schema, ctx->workspace_ref_pos,
+					   "'ref' is the commit of a git repository 'source': set "
+					   "'source' to the repository");
+	if (ctx->env->workspace_mode != TP_WORKSPACE_FRESH_OVERLAY && ctx->env->workspace_source)
+		return tp_schema_report_at(schema, ctx->workspace_source_pos,
+					   "'source' is the lower layer of a 'fresh_overlay' "
+					   "workspace: set 'mode: fresh_overlay', or remove it (a "
+					   "'%s' workspace would ignore it)",
+					   ctx->env->workspace_mode == TP_WORKSPACE_FRESH ? "fresh"
+											 : "existing");
 	return 0;
 }
 
@@ -1991,6 +2028,7 @@ void tp_envelope_free(struct tp_envelope *env)
 	free(env->inputs);
 	free(env->workspace_path);
 	free(env->workspace_source);
+	free(env->workspace_ref);
 	for (enum path_list l = 0; l < PL_LISTS; l++)
 		path_list_clear(path_list_of(env, l));
 	for (size_t i = 0; i < env->destination_count; i++)

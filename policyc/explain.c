@@ -415,20 +415,14 @@ static void write_leaves_behind(FILE *out, const struct tp_policy *policy)
 		fputs("an overlay of ", out);
 		tp_write_escaped(out,
 				 policy->workspace_source ? policy->workspace_source : "(none)");
+		if (policy->workspace_ref)
+			fprintf(out, " at commit %s", policy->workspace_ref);
 		break;
 	default:
 		fprintf(out, "unknown mode %" PRIu32, policy->workspace_mode);
 		break;
 	}
-	if (policy->workspace_source && policy->workspace_mode != TP_WORKSPACE_FRESH_OVERLAY) {
-		fputs(", source ", out);
-		tp_write_escaped(out, policy->workspace_source);
-	}
-	fprintf(out, "%s\n",
-		tp_policy_has_gap(policy, "filesystem.workspace.mode") ||
-				tp_policy_has_gap(policy, "filesystem.workspace.source")
-			? " (not enforced)"
-			: "");
+	fputc('\n', out);
 
 	fputs("  artifacts: ", out);
 	if (policy->artifact_count == 0)

@@ -172,10 +172,14 @@ const struct tp_field_info *const tp_fields[] = {
 		 "cgroup.kill, then cgroup.events must read populated 0 before the run's cgroup "
 		 "and map entries are removed; a tree that does not empty is reported"),
 	LIMIT(LEASE_MS),
-	GAP("filesystem.workspace.mode", T,
-	    "fresh_overlay: the source is not laid under the workspace by this version; the run "
-	    "gets an empty fresh workspace"),
-	GAP("filesystem.workspace.source", T, "the workspace source is not copied by this version"),
+	NOW_ENFORCED("filesystem.workspace.mode", T,
+		     "fresh_overlay: the controller copies the source onto the run's own file "
+		     "system and mounts an overlay of it at the workspace, in the run's mount "
+		     "namespace only; the run's writes go to the upper layer, the source is never "
+		     "written"),
+	NOW_ENFORCED("filesystem.workspace.source", T,
+		     "the lower layer of a fresh_overlay workspace: a copy, owned by the run's uid, "
+		     "made before the command exists; its tree digest is in the start record"),
 	NOW_ENFORCED("workspace_lifetime", T,
 		     "one_run (needs a fresh workspace): the workspace is a tmpfs of the run's own, "
 		     "mounted in its mount namespace only and gone when the run ends; nothing of it "
@@ -248,10 +252,6 @@ int tp_policy_check_gaps(const struct tp_policy *policy, char *why, size_t why_l
 		needed[n++] = "filesystem.exact_paths";
 	if (policy->flags & TP_POLICY_IMAGE_DIGEST)
 		needed[n++] = "image_digest";
-	if (policy->workspace_source)
-		needed[n++] = "filesystem.workspace.source";
-	if (policy->workspace_mode == TP_WORKSPACE_FRESH_OVERLAY)
-		needed[n++] = "filesystem.workspace.mode";
 	if (policy->method_count)
 		needed[n++] = "network_egress.methods";
 	if (policy->flags & TP_POLICY_REVOKE_CREDENTIALS)

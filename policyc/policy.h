@@ -281,6 +281,7 @@ struct tp_envelope {
 	size_t input_count;
 	char *workspace_path;		/* absolute, normalised */
 	char *workspace_source;		/* NULL: none */
+	char *workspace_ref;		/* a commit id (lower-case hex); NULL: none */
 	enum tp_workspace_mode workspace_mode;
 	struct tp_path_list read, write, exec, deny, connect;
 	/*
@@ -426,6 +427,7 @@ struct tp_policy {
 
 	char *workspace;		/* absolute */
 	char *workspace_source;		/* NULL or absolute */
+	char *workspace_ref;		/* NULL, or the commit of a git source: 40 or 64 hex digits */
 	uint32_t workspace_mode;	/* enum tp_workspace_mode */
 	uint32_t lifetime;		/* enum tp_lifetime */
 
@@ -524,7 +526,7 @@ int tp_policy_load_file_bound(const char *path, const struct tp_run_binding *bin
 /* 2: abstract_sockets; 3: environment, uid and gid always set (format 2 meant the
  * controller's ids when unset: such files are refused, recompile the envelope);
  * 4: the limit resources.disk_inodes. */
-#define TP_FORMAT_VERSION 4u
+#define TP_FORMAT_VERSION 5u
 /* sun_path holds 108 bytes; an abstract name is those after the leading NUL. */
 #define TP_ABSTRACT_SOCKET_MAX TETHER_ABSTRACT_NAME_MAX
 

@@ -132,6 +132,9 @@ static bool row_applies(const struct tp_policy *policy, const struct tp_field_in
 		return policy->lifetime == TP_LIFETIME_ONE_RUN;
 	if (!strcmp(f, "artifacts"))
 		return policy->artifact_count != 0;
+	/* the rows say what fresh_overlay does; a source needs it (policyc) */
+	if (!strcmp(f, "filesystem.workspace.mode") || !strcmp(f, "filesystem.workspace.source"))
+		return policy->workspace_mode == TP_WORKSPACE_FRESH_OVERLAY;
 	if (!strcmp(f, "filesystem.inputs.digest")) {
 		for (size_t i = 0; i < policy->input_count; i++)
 			if (policy->inputs[i].has_digest)

@@ -11,15 +11,15 @@
  *
  * Layout (all integers little-endian, written byte by byte):
  *
- *   header      "TPOL"  u16 version (4)  u16 reserved (0)  u32 total length
+ *   header      "TPOL"  u16 version (5)  u16 reserved (0)  u32 total length
  *               (of everything, header included)
  *   sections    each: u16 id, u32 length of its body, body; all fourteen are
  *               present, in this order, and each body is consumed exactly:
  *
  *    1 identity    u32 mode, u32 flags, 32 bytes image_digest,
  *                  ostr runtime_revision, ostr tenant, ostr run_id, u32 uid, u32 gid
- *    2 workspace   str workspace, ostr workspace_source, u32 workspace_mode,
- *                  u32 lifetime
+ *    2 workspace   str workspace, ostr workspace_source, ostr workspace_ref
+ *                  (version 5), u32 workspace_mode, u32 lifetime
  *    3 path_rules  u32 n, n x { str path, u32 access, u32 kind }
  *    4 inputs      u32 n, n x { str path, u8 has_digest, 32 bytes digest }
  *    5 net_rules   u32 n, n x { 16 bytes addr, u8 prefixlen, u8 protocols,
@@ -34,7 +34,8 @@
  *   13 abstract_sockets  u32 n, n x str  (version 2)
  *   14 environment u32 n, n x str  (version 3)
  *
- * Version 4 added resources.disk_inodes to the limits (one more u64).
+ * Version 4 added resources.disk_inodes to the limits (one more u64);
+ * version 5 workspace_ref.
  *
  * Version 3 also changed the meaning of uid and gid: they are the run's ids
  * (the compiler writes the defaults in), where version 2 had a flag for
@@ -167,6 +168,7 @@ void tp_policy_free(struct tp_policy *policy)
 	free(policy->run_id);
 	free(policy->workspace);
 	free(policy->workspace_source);
+	free(policy->workspace_ref);
 	if (policy->path_rules)
 		for (size_t i = 0; i < policy->path_rule_count; i++)
 			free(policy->path_rules[i].path);
@@ -501,6 +503,16 @@ static int check_workspace(const struct tp_policy *p, char *why, size_t why_len)
 		return r;
 	if (p->workspace_mode > TP_WORKSPACE_FRESH_OVERLAY)
 		return set_why(why, why_len, "workspace_mode %u is unknown", p->workspace_mode);
+	if (p->workspace_ref) {
+		size_t n = strlen(p->workspace_ref);
+
+		if ((n != 40 && n != 64) || strspn(p->workspace_ref, "0123456789abcdef") != n)
+			return set_why(why, why_len, "workspace_ref is not 40 or 64 lower-case "
+				       "hex digits");
+		if (!p->workspace_source || p->workspace_mode != TP_WORKSPACE_FRESH_OVERLAY)
+			return set_why(why, why_len, "workspace_ref without a fresh_overlay "
+				       "source");
+	}
 	if (p->lifetime > TP_LIFETIME_ONE_RUN)
 		return set_why(why, why_len, "lifetime %u is unknown", p->lifetime);
 	return 0;
@@ -1215,6 +1227,7 @@ static void encode_sections(struct writer *w, const struct tp_policy *p)
 	s = section_begin(w, TPOL_WORKSPACE);
 	put_str(w, p->workspace);
 	put_ostr(w, p->workspace_source);
+	put_ostr(w, p->workspace_ref);
 	put_u32(w, p->workspace_mode);
 	put_u32(w, p->lifetime);
 	section_end(w, s);
@@ -1344,6 +1357,7 @@ static void decode_sections(struct reader *rd, struct tp_policy *p)
 	section_enter(rd, TPOL_WORKSPACE);
 	get_str(rd, &p->workspace, TPOL_PATH_MAX, "workspace", SIZE_MAX);
 	get_ostr(rd, &p->workspace_source, TPOL_HOST_PATH_MAX, "workspace_source");
+	get_ostr(rd, &p->workspace_ref, 64, "workspace_ref");
 	get_u32(rd, &p->workspace_mode, "workspace_mode", SIZE_MAX);
 	get_u32(rd, &p->lifetime, "lifetime", SIZE_MAX);
 	section_leave(rd);

@@ -31,6 +31,7 @@ struct walk {
 	char *why;
 	size_t why_len;
 	bool copy;
+	bool writable;
 	uid_t uid;
 	gid_t gid;
 };
@@ -119,7 +120,7 @@ static int hash_file(struct walk *w, int fd, int out, uint8_t digest[32])
 static int do_file(struct walk *w, int fd, const struct stat *st, int dst, const char *name,
 		   uint8_t digest[32])
 {
-	mode_t mode = st->st_mode & 0111 ? 0555 : 0444;
+	mode_t mode = (st->st_mode & 0111 ? 0555 : 0444) | (w->writable ? 0200 : 0);
 	int out = -1, r;
 
 	if (dst >= 0) {
@@ -217,8 +218,9 @@ static int do_dir(struct walk *w, int fd, int dst, int depth)
 		w->rel[len] = 0;
 	}
 	dir_names_free(names, count);
-	/* the copy's directory is read-only and the run's, once it is filled */
-	if (!r && w->copy && (fchown(dst, w->uid, w->gid) < 0 || fchmod(dst, 0555) < 0))
+	/* the copy's directory is the run's, read-only unless asked, once it is filled */
+	if (!r && w->copy && (fchown(dst, w->uid, w->gid) < 0 ||
+			      fchmod(dst, w->writable ? 0755 : 0555) < 0))
 		r = why(w, errno, "giving the copy to uid %u: %s", (unsigned)w->uid, strerror(errno));
 	return r;
 }
@@ -236,6 +238,7 @@ int input_digest(const char *path, const struct input_copy *copy, uint8_t digest
 	if (copy) {
 		w.uid = copy->uid;
 		w.gid = copy->gid;
+		w.writable = copy->writable;
 	}
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)

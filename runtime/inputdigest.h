@@ -17,16 +17,22 @@
 #ifndef TETHER_INPUTDIGEST_H
 #define TETHER_INPUTDIGEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Where a copy goes: a directory fd, the name to make in it, the owner to give. */
+/*
+ * Where a copy goes: a directory fd, the name to make in it, the owner to
+ * give; writable: files 0644 (0755 with an exec bit) and directories 0755,
+ * for a tree the run works in (a fresh_overlay's source), not 0444/0555.
+ */
 struct input_copy {
 	int dir_fd;
 	const char *name;
 	uid_t uid;
 	gid_t gid;
+	bool writable;
 };
 
 /*

@@ -288,6 +288,8 @@ static int json_leaves_behind(struct strbuf *sb, const struct tp_policy *policy)
 				  ? modes[policy->workspace_mode] : NULL);
 	r |= sb_printf(sb, ",\"source\":");
 	r |= json_str(sb, policy->workspace_source);
+	r |= sb_printf(sb, ",\"ref\":");
+	r |= json_str(sb, policy->workspace_ref);
 	r |= sb_printf(sb, ",\"artifacts\":");
 	r |= json_str_list(sb, policy->artifacts, policy->artifact_count);
 	r |= sb_printf(sb, ",\"artifacts_scanned\":");

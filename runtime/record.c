@@ -16,6 +16,7 @@
 
 #include "bpf/abi/event.h"
 #include "bpf/abi/rules.h"
+#include "runtime/json.h"
 #include "runtime/record.h"
 
 const char *record_fs_op_name(uint32_t op)
@@ -363,4 +364,23 @@ int record_decode(const void *data, size_t size, const struct record_names *name
 	default:
 		return -EBADMSG;
 	}
+}
+
+int record_encode_source(const struct record_run_start *s, struct strbuf *out)
+{
+	int r = 0;
+
+	if (s->source) {
+		r = sb_printf(out, ",\"source\":");
+		r = r ?: sb_json_string(out, s->source, 4096);
+	}
+	if (!r && s->source_digest)
+		r = sb_printf(out, ",\"source_digest\":\"%s\"", s->source_digest);
+	if (!r && s->source_commit) {
+		r = sb_printf(out, ",\"source_commit\":");
+		r = r ?: sb_json_string(out, s->source_commit, 72);
+		r = r ?: sb_printf(out, ",\"source_tree\":");
+		r = r ?: sb_json_string(out, s->source_tree ? s->source_tree : "", 72);
+	}
+	return r;
 }

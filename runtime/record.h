@@ -147,6 +147,10 @@ struct record_run_start {
 	uint32_t uid, gid;
 	const uint64_t *limits;	/* TP_LIMIT_*; 0: not set */
 	uint64_t setup_us;
+	/* fresh_overlay: the workspace's source and its copy's tree digest; NULL: none */
+	const char *source, *source_digest;
+	/* a git source (workspace.ref): the commit checked out and its tree; NULL: none */
+	const char *source_commit, *source_tree;
 };
 
 struct record_run_truncated {
@@ -286,6 +290,10 @@ uint64_t record_real_ns(const struct record *rec);
 
 /* "time": RFC 3339 in UTC with microseconds, of CLOCK_REALTIME ns (0: now).  size >= 32. */
 void record_format_time(uint64_t real_ns, char *buf, size_t size);
+
+struct strbuf;
+/* A start record's workspace source fields (JSON members, each with its leading ','). */
+int record_encode_source(const struct record_run_start *s, struct strbuf *out);
 
 /* The kernel's boot id (36 characters), or "" when it cannot be read. */
 void record_boot_id(char *buf, size_t size);

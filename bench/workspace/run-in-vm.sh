@@ -36,7 +36,7 @@ digest=$(tether check --digest "$B/tree" | cut -d' ' -f1)
 env() {
 	{
 		echo "sandbox:"
-		case "$1" in fresh*) echo "  workspace_lifetime: one_run" ;; esac
+		case "$1" in fresh* | overlay*) echo "  workspace_lifetime: one_run" ;; esac
 		echo "  filesystem:"
 		echo "    root: read_only"
 		[ -z "${4:-}" ] || echo "    inputs: [$4]"
@@ -50,6 +50,7 @@ env fresh "{path: $B/fresh, mode: fresh}"
 env fresh+disk "{path: $B/fresh, mode: fresh}" "disk_bytes: 256MiB, disk_inodes: 100000"
 env tree "{path: $B/ws}" "" "{path: $B/tree}"
 env tree+digest "{path: $B/ws}" "" "{path: $B/tree, digest: \"$digest\"}"
+env overlay "{path: $B/ov, mode: fresh_overlay, source: $B/tree}"
 
 # as bench-start: the driver in a cgroup at a run's depth, memory accounted alike
 CG=/sys/fs/cgroup/bench-ws/driver
@@ -58,6 +59,7 @@ mem=$(sed -n 's/^MemTotal: *\([0-9]*\) kB/\1/p' /proc/meminfo)
 "$D/driver" -p "$D/startprobe" -t /bin/true -n "$ROUNDS" -w "$WARMUP" \
 	-T "$(command -v tether)" -a "$B/audit" -e "dir=$B/dir.yaml" -e "fresh=$B/fresh.yaml" \
 	-e "fresh+disk=$B/fresh+disk.yaml" -e "tree=$B/tree.yaml" -e "tree+digest=$B/tree+digest.yaml" \
+	-e "overlay=$B/overlay.yaml" \
 	-c "qemu TCG, $(nproc) CPUs, $((mem / 1024)) MiB; a 10,000-file tree of 39 MiB" ||
 	die "the driver failed (exit $?)"
 echo "bench-workspace done"

@@ -144,7 +144,13 @@ struct tether_run {
 	__u32 ingress_dropped;
 	/* of them, the (peer, port) pairs recorded (atomic; at most TETHER_INGRESS_RECORDS) */
 	__u32 ingress_recorded;
-	__u32 reserved1;
+	/*
+	 * A fresh_overlay run's own file system (kernel dev encoding), which
+	 * holds the overlay's layers; 0: none.  overlayfs opens files there
+	 * through private mounts no path names (copy-up, readdir): file_open
+	 * lets those through for reads and writes.  Was reserved (0) before.
+	 */
+	__u32 layer_dev;
 };
 
 /* Ingress drops recorded per run, one per peer address, protocol and port; the rest are counted. */

@@ -63,7 +63,7 @@ int run_inputs_verify(struct run *run, struct run_error *err)
 	for (size_t i = 0; i < pol->input_count; i++) {
 		const struct tp_input *in = &pol->inputs[i];
 		char name[24], why[PATH_MAX + 256], want[TP_DIGEST_TEXT_MAX], got[TP_DIGEST_TEXT_MAX];
-		struct input_copy copy = { run->in_fd, name, run->uid, run->gid };
+		struct input_copy copy = { run->in_fd, name, run->uid, run->gid, false };
 		uint8_t d[32];
 
 		if (!in->has_digest)

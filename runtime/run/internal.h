@@ -78,6 +78,14 @@ struct run {
 	/* the run's own file system (runtime/run/storage.c) */
 	int fs_fd;			/* its detached mount (fsmount); -1: none */
 	bool fs_workspace;		/* a fresh workspace: its "ws" directory */
+	/* fresh_overlay: "ws" is the upper layer, "lower" the source's copy, "work" overlay's */
+	bool fs_overlay;
+	char source_digest[TP_DIGEST_TEXT_MAX];	/* the copy's tree digest; "": no source */
+	/* a git source (workspace.ref): the git that lays it out, the commit and tree it has */
+	char git_path[PATH_MAX];
+	char source_commit[72], source_tree[72];
+	uint32_t fs_dev;		/* the file system's device (kernel encoding); 0: none */
+	uint64_t upper_ino, work_ino;	/* "ws" and "work" on it: identity rules (scratch.c) */
 	bool fs_scratch;		/* the private trees are on it too (disk_bytes, disk_inodes) */
 	bool ws_mountpoint_made;	/* tether made the workspace's mount point: rmdir at the end */
 	uint64_t fs_bytes, fs_inodes;	/* its size= and what nr_inodes= leaves the run; 0: unset */
@@ -201,12 +209,31 @@ int run_tmpfs_detached(const char *const *opts, const char **failed);
 void run_storage_plan(struct run *run);
 bool run_storage_wanted(const struct run *run);
 int run_storage_create(struct run *run, struct run_error *err);
+/* Sets size= and nr_inodes= to what the source's copy took plus the limits. */
+int run_storage_settle(struct run *run, struct run_error *err);
 int run_storage_watch(struct run *run);
 void run_storage_event(struct run *run);
 const char *run_storage_full(const struct run *run);
 void run_storage_free(struct run *run);
 /* Where the run's file system is attached in its namespace while the helper binds from it. */
 #define RUN_FS_STAGE "/run/tether/fs"
+/* A git source's git configuration, on the run's file system while git lays the source out */
+#define RUN_GIT_CONFIG "gitconfig"
+
+/*
+ * runtime/run/gitsource.c: a fresh_overlay source that is a git repository
+ * at a pinned commit (workspace.ref).  run_git_resolve, in the controller
+ * before the run exists: finds git and the commit and tree of ref in the
+ * source (run->git_path, source_commit, source_tree), or refuses the run.
+ * run_git_config_write: RUN_GIT_CONFIG on the run's file system.
+ * run_git_layout, in the scratch helper: clones the source into
+ * RUN_FS_STAGE/lower and checks the commit out; the commit and tree HEAD
+ * then has, or -1 with git's output in `why`.
+ */
+int run_git_resolve(struct run *run, struct run_error *err);
+int run_git_config_write(int fs_root);
+int run_git_layout(const struct run *run, char *commit, size_t commit_len, char *tree,
+		   size_t tree_len, char *why, size_t why_len);
 
 /*
  * runtime/run/inputs.c: inputs with a digest are copied, as they are hashed,

@@ -100,6 +100,10 @@ void run_record_start(struct run *run, uint64_t setup_us)
 			.gid = run->gid,
 			.limits = run->policy->limits,
 			.setup_us = setup_us,
+			.source = run->fs_overlay ? run->policy->workspace_source : NULL,
+			.source_digest = run->source_digest[0] ? run->source_digest : NULL,
+			.source_commit = run->source_commit[0] ? run->source_commit : NULL,
+			.source_tree = run->source_tree[0] ? run->source_tree : NULL,
 		},
 	};
 

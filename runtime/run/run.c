@@ -453,6 +453,7 @@ static int install(struct run *run, struct run_error *err)
 	int r;
 
 	r = run_plan_make(&in, &plan, &lerr);
+	plan.layer_dev = run->fs_overlay ? run->fs_dev : 0;
 	if (!r)
 		r = tl_run_install(&run->node, run->cg.id, &plan, &run->run, &lerr);
 	run_plan_free(&plan);

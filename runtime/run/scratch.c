@@ -174,10 +174,12 @@ struct scratch_report {
 	int errnum;
 	char path[PATH_MAX];
 	struct { uint32_t dev; uint64_t ino; } roots[SCRATCH_MAX], ws;
+	char commit[72], tree[72];	/* a git source's HEAD and HEAD^{tree} */
 };
 
 enum { STEP_JOIN = 1, STEP_PROPAGATION, STEP_OPEN, STEP_MOUNT, STEP_MOUNTPOINT, STEP_BIND,
-       STEP_STAT, STEP_STAGE, STEP_WORKSPACE, STEP_UNSTAGE, STEP_INPUT, STEP_GITCONFIG };
+       STEP_STAT, STEP_STAGE, STEP_WORKSPACE, STEP_UNSTAGE, STEP_INPUT, STEP_GITCONFIG,
+       STEP_SOURCE };
 
 static const char *const step_names[] = {
 	[STEP_JOIN] = "joining the run's namespaces",
@@ -188,10 +190,11 @@ static const char *const step_names[] = {
 	[STEP_BIND] = "bind-mounting the host's",
 	[STEP_STAT] = "reading the identity of the run's",
 	[STEP_STAGE] = "attaching the run's own file system at",
-	[STEP_WORKSPACE] = "mounting the run's fresh workspace at",
+	[STEP_WORKSPACE] = "mounting the run's fresh workspace (overlayfs for fresh_overlay) at",
 	[STEP_UNSTAGE] = "detaching the run's own file system from",
 	[STEP_INPUT] = "mounting the verified copy of input",
 	[STEP_GITCONFIG] = "writing the run's git configuration",
+	[STEP_SOURCE] = "laying out the workspace's git source at its commit:",
 };
 
 /* A directory of the run's file system, attached at RUN_FS_STAGE, bound at `dst`. */
@@ -201,6 +204,18 @@ static int bind_own(const char *sub, const char *dst)
 
 	snprintf(src, sizeof(src), RUN_FS_STAGE "/%s", sub);
 	return mount(src, dst, NULL, MS_BIND, NULL);
+}
+
+/*
+ * fresh_overlay: the source's copy as the lower layer, the run's writes in
+ * the upper ("ws"), all three on the run's own file system.  overlayfs keeps
+ * private clones of the layers' mounts, so the staging point goes as usual.
+ */
+static int mount_overlay(const char *dst)
+{
+	return mount("tether-overlay", dst, "overlay", MS_NOSUID | MS_NODEV,
+		     "lowerdir=" RUN_FS_STAGE "/lower,upperdir=" RUN_FS_STAGE "/ws,workdir=" RUN_FS_STAGE
+		     "/work");
 }
 
 static int mount_tree(const struct run *run, const struct scratch_mount *m)
@@ -316,6 +331,13 @@ static void __attribute__((noreturn)) helper(const struct run *run, int pidfd, i
 		snprintf(rep.path, sizeof(rep.path), "%s", RUN_FS_STAGE);
 		goto fail;
 	}
+	if (run->fs_overlay && run->policy->workspace_ref &&
+	    run_git_layout(run, rep.commit, sizeof(rep.commit), rep.tree, sizeof(rep.tree), rep.path,
+			   sizeof(rep.path)) < 0) {
+		rep.step = STEP_SOURCE;
+		errno = EINVAL;
+		goto fail;
+	}
 	if (run->in_fd >= 0 &&
 	    move_mount(run->in_fd, "", AT_FDCWD, RUN_INPUTS_STAGE, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
 		rep.step = STEP_STAGE;
@@ -353,7 +375,8 @@ static void __attribute__((noreturn)) helper(const struct run *run, int pidfd, i
 			snprintf(rep.path, sizeof(rep.path), "%s", ws);
 			goto fail;
 		}
-		if (bind_own("ws", ws) < 0 || stat(ws, &st) < 0) {
+		if ((run->fs_overlay ? mount_overlay(ws) : bind_own("ws", ws)) < 0 ||
+		    stat(ws, &st) < 0) {
 			rep.step = STEP_WORKSPACE;
 			snprintf(rep.path, sizeof(rep.path), "%s", ws);
 			goto fail;
@@ -436,19 +459,38 @@ static int scratch_identities(struct run *run, struct run_error *err)
 {
 	/* a fresh workspace's rule: its root in the run, not the mount point on the host */
 	if (run->fs_workspace) {
-		for (size_t j = 0; j < run->rule_count; j++) {
-			struct tl_error lerr = { "" };
-			int r;
+		const char *ws = run->policy->workspace;
+		struct tl_error lerr = { "" };
+		size_t governing = 0, governing_len = 0;
+		int r = 0;
 
-			if (strcmp(run->rules[j].path, run->policy->workspace) != 0)
-				continue;
-			r = tl_run_inode_rule_add(&run->node, &run->run, j, run->ws_dev, run->ws_ino,
-						  run->rules[j].access, &lerr);
-			if (r)
-				return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_WORKSPACE, -r, "%s",
-						lerr.msg);
-			break;
+		for (size_t j = 0; !r && j < run->rule_count; j++) {
+			size_t len = strlen(run->rules[j].path);
+
+			/* the rule nearest above the workspace, for the layers' records */
+			if ((strcmp(run->rules[j].path, "/") == 0 || within(ws, run->rules[j].path)) &&
+			    len >= governing_len) {
+				governing = j;
+				governing_len = len;
+			}
+			if (strcmp(run->rules[j].path, ws) == 0)
+				r = tl_run_inode_rule_add(&run->node, &run->run, j, run->ws_dev,
+							  run->ws_ino, run->rules[j].access, &lerr);
 		}
+		/*
+		 * fresh_overlay: overlayfs sets the times and xattrs of what it
+		 * copies up on the upper layer and in its work directory, which
+		 * nothing of the run reaches but overlayfs: the run's own change
+		 * was decided on the workspace's path (a workspace.write list
+		 * narrows that decision, not this one).
+		 */
+		if (!r && run->fs_overlay && run->rule_count)
+			r = tl_run_inode_identity_add(&run->node, &run->run, governing, run->fs_dev,
+						      run->upper_ino, RW, &lerr) ?:
+			    tl_run_inode_identity_add(&run->node, &run->run, governing, run->fs_dev,
+						      run->work_ino, RW, &lerr);
+		if (r)
+			return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_WORKSPACE, -r, "%s", lerr.msg);
 	}
 	for (size_t i = 0; i < run->scratch_count; i++) {
 		const struct scratch_mount *m = &run->scratch[i];
@@ -523,6 +565,20 @@ int run_scratch_enter(struct run *run, int pidfd, struct run_error *err)
 	close(pipefd[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	if (n == (ssize_t)sizeof(rep) && rep.step == STEP_WORKSPACE && run->fs_overlay &&
+	    rep.errnum == ENODEV)
+		return run_fail(err, RUN_ERROR_REFUSED, RUN_STEP_TMPDIR, ENODEV,
+				"refusing to run: 'mode: fresh_overlay' needs overlayfs, which "
+				"this kernel does not have loaded (modprobe overlay); the command "
+				"was not started");
+	if (n == (ssize_t)sizeof(rep) && rep.step == STEP_SOURCE) {
+		rep.path[strcspn(rep.path, "\n")] = 0;	/* git's first line says what failed */
+		return run_fail(err, RUN_ERROR_REFUSED, RUN_STEP_WORKSPACE, EINVAL,
+				"refusing to run: git could not lay out the workspace's source %s "
+				"at commit %s: %s; the command was not started",
+				run->policy->workspace_source, run->policy->workspace_ref,
+				rep.path[0] ? rep.path : "it failed without a message");
+	}
 	if (n == (ssize_t)sizeof(rep) && rep.step > 0 &&
 	    rep.step < (int)(sizeof(step_names) / sizeof(*step_names)))
 		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_TMPDIR, rep.errnum,
@@ -538,6 +594,26 @@ int run_scratch_enter(struct run *run, int pidfd, struct run_error *err)
 	}
 	run->ws_dev = rep.ws.dev;
 	run->ws_ino = rep.ws.ino;
+	if (run->fs_overlay && run->policy->workspace_ref) {
+		int r;
+
+		if (unlinkat(run->fs_fd, RUN_GIT_CONFIG, 0) < 0)
+			return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_WORKSPACE, errno,
+					"removing the git configuration that laid out the "
+					"workspace's source: %s", strerror(errno));
+		/* run_git_resolve() found them in the source before the run existed */
+		if (strcmp(rep.commit, run->source_commit) != 0 ||
+		    strcmp(rep.tree, run->source_tree) != 0)
+			return run_fail(err, RUN_ERROR_REFUSED, RUN_STEP_WORKSPACE, EINVAL,
+					"refusing to run: the workspace's source %s checked out "
+					"commit %s, tree %s, not commit %s, tree %s; the command "
+					"was not started", run->policy->workspace_source,
+					rep.commit, rep.tree, run->source_commit,
+					run->source_tree);
+		r = run_storage_settle(run, err);
+		if (r)
+			return r;
+	}
 	return scratch_identities(run, err);
 }
 

@@ -282,7 +282,8 @@ static int encode_start(const struct record_run_start *s, struct strbuf *out)
 		if (tp_limits[i].record_name && s->limits[i])
 			r = sb_printf(out, ",\"%s\":%llu", tp_limits[i].record_name,
 				      (unsigned long long)s->limits[i]);
-	return r ?: sb_printf(out, ",\"setup_us\":%llu", (unsigned long long)s->setup_us);
+	r = r ?: sb_printf(out, ",\"setup_us\":%llu", (unsigned long long)s->setup_us);
+	return r ?: record_encode_source(s, out);
 }
 
 static int encode_cleanup(const struct record_run_cleanup *c, struct strbuf *out)

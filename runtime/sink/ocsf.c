@@ -713,7 +713,8 @@ static int unmapped_start(struct strbuf *out, const struct record_run_start *s, 
 		if (tp_limits[i].record_name && s->limits[i])
 			r = sb_printf(out, ",\"%s\":%llu", tp_limits[i].record_name,
 				      (unsigned long long)s->limits[i]);
-	return r ?: sb_printf(out, ",\"setup_us\":%llu", (unsigned long long)s->setup_us);
+	r = r ?: sb_printf(out, ",\"setup_us\":%llu", (unsigned long long)s->setup_us);
+	return r ?: record_encode_source(s, out);
 }
 
 static int unmapped_run(struct strbuf *out, const struct record *rec)

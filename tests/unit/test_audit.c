@@ -852,3 +852,31 @@ Test(audit, a_flood_past_the_ceiling_is_counted_in_a_suppressed_record)
 	free(buf);
 	audit_stream_release(&st);
 }
+
+/* The start record's workspace source: a directory's tree digest, or a git source's commit and tree. */
+Test(audit, start_record_names_the_workspace_source)
+{
+	struct record_run_start dir = { .source = "/srv/src\"x",
+					.source_digest = "sha256:00000000000000000000000000000000"
+							 "00000000000000000000000000000001" };
+	struct record_run_start git = { .source = "/srv/repo.git",
+					.source_commit = "0123456789abcdef0123456789abcdef01234567",
+					.source_tree = "89abcdef0123456789abcdef0123456789abcdef" };
+	struct record_run_start none = { 0 };
+	struct strbuf sb = { 0 };
+
+	cr_assert_eq(record_encode_source(&dir, &sb), 0);
+	cr_expect_str_eq(sb.data, ",\"source\":\"/srv/src\\\"x\",\"source_digest\":\"sha256:"
+				  "0000000000000000000000000000000000000000000000000000000000000001\"");
+	sb_free(&sb);
+	sb = (struct strbuf){ 0 };
+	cr_assert_eq(record_encode_source(&git, &sb), 0);
+	cr_expect_str_eq(sb.data, ",\"source\":\"/srv/repo.git\",\"source_commit\":"
+				  "\"0123456789abcdef0123456789abcdef01234567\",\"source_tree\":"
+				  "\"89abcdef0123456789abcdef0123456789abcdef\"");
+	sb_free(&sb);
+	sb = (struct strbuf){ 0 };
+	cr_assert_eq(record_encode_source(&none, &sb), 0);
+	cr_expect(sb.data == NULL || sb.data[0] == 0);
+	sb_free(&sb);
+}

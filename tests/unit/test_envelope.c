@@ -821,7 +821,6 @@ static const struct {
 	{ "2c26b46b68ffc68f", "2c26b46b68ffc68e" },
 	{ "path: /var/lib/tether/workspaces/run_85a", "path: /var/lib/tether/workspaces/run_85b" },
 	{ "source: /srv/repos/web-app", "source: /srv/repos/web-apq" },
-	{ "mode: fresh_overlay", "mode: fresh" },
 	{ "max_bytes: 2GiB", "max_bytes: 1GiB" },
 	{ "- src/auth/**", "- src/**" },
 	{ "- /tmp/run_85a/**", "- /tmp/run_85b/**" },

@@ -35,7 +35,7 @@
 /* What unknown-key messages list, per mapping. */
 #define SANDBOX_KEYS "mode, image_digest, runtime_revision, identity, environment, filesystem, network_egress, resources, workspace_lifetime, artifacts, cleanup, audit, acknowledge_unenforced"
 #define FILESYSTEM_KEYS "root, inputs, workspace, read, write, exec, deny, connect, abstract_sockets, devices"
-#define WORKSPACE_KEYS "path, source, mode, max_bytes, write"
+#define WORKSPACE_KEYS "path, source, ref, mode, max_bytes, write"
 #define TOP_KEYS "version, sandbox"
 
 /* Per-test state, released by fini() so every test stays leak-free under ASan. */

@@ -362,9 +362,7 @@ static struct tp_policy *minimal_policy(void)
 static struct tp_policy *full_policy(void)
 {
 	static const char *const gaps[] = {
-		"image_digest", "filesystem.workspace.source",
-		"filesystem.workspace.mode", "network_egress.methods",
-		"cleanup.lease", "cleanup.revoke_credentials",
+		"image_digest", "network_egress.methods", "cleanup.lease", "cleanup.revoke_credentials",
 	};
 	static const uint8_t v6_host[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 0x01 };
 	static const uint8_t v6_net[16] = { 0x20, 0x01, 0x0d, 0xb8, 0x00, 0x53 };
@@ -940,7 +938,7 @@ Test(reports, explain_full)
 		    "  disk files: unlimited\n"
 		    "leaves behind:\n"
 		    "  workspace /ws: deleted when the run ends\n"
-		    "  starts from: an overlay of /srv/repos/web-app (not enforced)\n"
+		    "  starts from: an overlay of /srv/repos/web-app\n"
 		    "  artifacts: reports/**, result.json, scanned and hashed\n"
 		    "  processes: the run's cgroup is killed and verified empty\n"
 		    "  credentials: revoked when the run ends (not enforced)\n"

@@ -272,6 +272,7 @@ static bool policy_equal(const struct tp_policy *a, const struct tp_policy *b)
 	    !str_equal(a->tenant, b->tenant) || !str_equal(a->run_id, b->run_id) ||
 	    a->uid != b->uid || a->gid != b->gid || !str_equal(a->workspace, b->workspace) ||
 	    !str_equal(a->workspace_source, b->workspace_source) ||
+	    !str_equal(a->workspace_ref, b->workspace_ref) ||
 	    a->workspace_mode != b->workspace_mode || a->lifetime != b->lifetime)
 		return false;
 
@@ -438,7 +439,7 @@ Test(tpol, round_trip_minimal)
 
 	encode(p, &data, &len);
 	cr_expect(memcmp(data, "TPOL", 4) == 0);
-	cr_expect(data[4] == 4 && data[5] == 0, "version 4, little-endian");
+	cr_expect(data[4] == 5 && data[5] == 0, "version 5, little-endian");
 	cr_expect(data[6] == 0 && data[7] == 0, "reserved");
 	cr_expect_eq(get_le32(data + 8), len);
 	/* Fourteen sections follow, in order. */
@@ -591,6 +592,13 @@ Test(tpol, encoder_refuses_invalid_values)
 	REFUSE("workspace /", replace(&p->workspace, "/"));
 	REFUSE("relative workspace", replace(&p->workspace, "work/ws"));
 	REFUSE("workspace_source not normalised", replace(&p->workspace_source, "/srv//src"));
+	REFUSE("workspace_ref a name", replace(&p->workspace_ref, "main"));
+	REFUSE("workspace_ref upper-case",
+	       replace(&p->workspace_ref, "0123456789ABCDEF0123456789abcdef01234567"));
+	REFUSE("workspace_ref of 41 digits",
+	       replace(&p->workspace_ref, "0123456789abcdef0123456789abcdef012345678"));
+	REFUSE("workspace_ref without a source", (replace(&p->workspace_ref,
+		"0123456789abcdef0123456789abcdef01234567"), replace(&p->workspace_source, NULL)));
 	REFUSE("access bits", p->path_rules[1].access = 1u << 3);
 	REFUSE("path kind", p->path_rules[1].kind = 2);
 	REFUSE("relative path rule", replace(&p->path_rules[3].path, "work/ws/secret"));
@@ -830,8 +838,12 @@ Test(tpol, decoder_refuses_header_corruption)
 	expect_refused(copy, len, "format version 3 is not supported");
 
 	memcpy(copy, data, len);
-	copy[4] = 5;
-	expect_refused(copy, len, "format version 5 is not supported");
+	copy[4] = 4;	/* version 4 had no workspace_ref: recompile */
+	expect_refused(copy, len, "format version 4 is not supported");
+
+	memcpy(copy, data, len);
+	copy[4] = 6;
+	expect_refused(copy, len, "format version 6 is not supported");
 
 	memcpy(copy, data, len);
 	copy[7] = 1;
@@ -966,6 +978,7 @@ static bool change_one_field(struct tp_policy *p, int which)
 	CASE(replace(&p->workspace, "/work/wt"));
 	CASE(replace(&p->workspace_source, NULL));
 	CASE(replace(&p->workspace_source, "/srv/src2"));
+	CASE(replace(&p->workspace_ref, "0123456789abcdef0123456789abcdef01234567"));
 	CASE(p->workspace_mode = TP_WORKSPACE_FRESH);
 	CASE(p->lifetime = TP_LIFETIME_PERSISTENT);
 	CASE(replace(&p->path_rules[3].path, "/work/ws/secrets"));

@@ -50,6 +50,81 @@ commit-msg ran
 pre-commit ran'
 	test \$(wc -l <$WS/log.txt) -eq 1" git-hook "$WS"
 
+# A fresh_overlay workspace from a git repository at a pinned commit: the
+# controller has git clone the repository (as the run's uid, in the run's
+# mount namespace) onto the run's own file system and check the commit out;
+# the workspace is an overlay of that, the run's commits land in its upper
+# layer, and the source repository (root's, with a later commit and an
+# uncommitted change) is left as it was.
+SRCREPO=$INPUT/web-app
+rm -rf "$SRCREPO"
+git init -q -b main "$SRCREPO"
+mkdir -p "$SRCREPO/a"
+echo "pinned readme" >"$SRCREPO/README"
+echo b >"$SRCREPO/a/b.txt"
+git -C "$SRCREPO" add -A
+git -C "$SRCREPO" -c user.name=Root -c user.email=root@example.org commit -q -m pinned
+PINNED=$(git -C "$SRCREPO" rev-parse HEAD)
+PINNED_TREE=$(git -C "$SRCREPO" rev-parse 'HEAD^{tree}')
+echo "later readme" >"$SRCREPO/README"
+echo later >"$SRCREPO/later.txt"
+git -C "$SRCREPO" add -A
+git -C "$SRCREPO" -c user.name=Root -c user.email=root@example.org commit -q -m later
+echo uncommitted >>"$SRCREPO/README"
+SRC_DIGEST=$(tether check --digest "$SRCREPO" | cut -d' ' -f1)
+# ov_envelope ID REF: a fresh_overlay envelope over $SRCREPO at REF; sets WS and ENV
+ov_envelope() {
+	WS=$WSROOT/$1 ENV=$T/$1.yaml
+	cat >"$ENV" <<EOT
+sandbox:
+  identity: {uid: 1000, gid: 1000}
+  workspace_lifetime: one_run
+  filesystem:
+    root: read_only
+    workspace: {path: $WS, mode: fresh_overlay, source: $SRCREPO, ref: $2}
+  resources:
+    wall_clock: 10m
+EOT
+}
+ov_envelope git-overlay "$PINNED"
+# ov_check DESCRIPTION COMMAND...: one line of the check, saying which failed
+ov_check() {
+	what=$1
+	shift
+	"$@" || { echo "not so: $what" >&2; return 1; }
+}
+works "git: a fresh_overlay workspace of a repository at a pinned commit; the run commits; the source is unchanged" \
+	git-overlay "$ENV" "
+	ov_check 'HEAD is the pinned commit' test \"\$(sed -n 1p $T/git-overlay.out)\" = $PINNED
+	ov_check 'git status is clean' test \"\$(sed -n 2p $T/git-overlay.out)\" = 0
+	ov_check 'the pinned README' grep -qx 'pinned readme' $T/git-overlay.out
+	ov_check 'no file of the later commit' grep -qx no-later $T/git-overlay.out
+	ov_check 'files owned by the run' grep -qx 'owner 1000' $T/git-overlay.out
+	ov_check 'the run committed' test \"\$(tail -n 1 $T/git-overlay.out)\" = 2
+	ov_check 'the start record has the commit and tree' grep -qF '\"source_commit\":\"$PINNED\",\"source_tree\":\"$PINNED_TREE\"' $T/git-overlay.audit
+	ov_check 'the source is unchanged' test \"\$(tether check --digest $SRCREPO | cut -d' ' -f1)\" = $SRC_DIGEST
+	ov_check 'nothing left at the workspace' test ! -e $WS" git-overlay "$WS"
+
+# A commit the repository does not have, and a tag object's id instead of a
+# commit's, refuse the run (exit 120) with the reason; nothing ran.
+git -C "$SRCREPO" -c user.name=Root -c user.email=root@example.org tag -a -m v1 v1 "$PINNED"
+TAG_OBJECT=$(git -C "$SRCREPO" rev-parse v1)
+ov_envelope git-overlay-missing 0123456789abcdef0123456789abcdef01234567
+tc_run git-overlay-missing "$ENV" git-overlay "$WS"
+missing_rc=$RC
+ov_envelope git-overlay-tag "$TAG_OBJECT"
+tc_run git-overlay-tag "$ENV" git-overlay "$WS"
+if [ "$missing_rc" -eq 120 ] && [ "$RC" -eq 120 ] &&
+	grep -q "the workspace's source $SRCREPO has no commit 0123456789abcdef" "$T/git-overlay-missing.out" &&
+	grep -q "is not a commit (it names commit $PINNED" "$T/git-overlay-tag.out" &&
+	! grep -q "pinned readme" "$T/git-overlay-missing.out" "$T/git-overlay-tag.out"; then
+	pass "a fresh_overlay ref the repository lacks, or a tag object's id, refuses the run (exit 120) with the reason"
+else
+	fail "fresh_overlay bad ref" "exits $missing_rc, $RC"
+	show_run git-overlay-missing
+	show_run git-overlay-tag
+fi
+
 # --- python3 --------------------------------------------------------------------
 env_for python-pip
 works "python3: venv, pip install of a local wheel and sdist (--no-index)" python-pip "$ENV" "
