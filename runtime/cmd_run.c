@@ -291,6 +291,14 @@ int cmd_run(int argc, char **argv)
 		tp_policy_free(policy);
 		return TETHER_EXIT_RUN_USAGE;
 	}
+	if (!policy->artifact_count && opts.artifacts) {
+		fprintf(stderr, "tether run: --artifacts %s: %s declares no artifacts "
+			"(artifacts.allow), so nothing would leave the workspace; drop the "
+			"option or declare them. Nothing ran.\n", opts.artifacts,
+			policy_input_name(opts.envelope));
+		tp_policy_free(policy);
+		return TETHER_EXIT_RUN_USAGE;
+	}
 	if (!opts.standalone && client_daemon_up(client_socket_path())) {
 		if (opts.audit_rate_limit) {
 			fprintf(stderr, "tether run: --audit-rate-limit: the node agent on %s runs "
