@@ -146,7 +146,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			break;
 		case 'X':
 			o->artifacts = optarg;
-			o->standalone = true;	/* the node agent's API has no export yet */
+			o->standalone = true;	/* DIR is the caller's: the run is this process's */
 			break;
 		case 'S':
 			o->standalone = true;

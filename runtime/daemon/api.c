@@ -5,11 +5,15 @@
  * configuration does not list gets 403, and a node record names it.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -535,6 +539,68 @@ static void post_stdin(struct evhttp_request *req, struct drun *r, struct evkeyv
 					   close_after));
 }
 
+/*
+ * GET /v1/runs/{id}/artifacts/{path}: an artifact the run exported (its
+ * record, in /records, says "exported" with its size and sha256), once the
+ * run has ended.  Found beneath the run's artifacts directory only, no link
+ * followed; quarantined files are not served (they are the node's evidence).
+ */
+static void get_artifact(struct evhttp_request *req, struct drun *r, const char *raw)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+			   RESOLVE_NO_XDEV,
+	};
+	size_t len = 0;
+	char *path = evhttp_uridecode(raw, 0, &len);
+	struct evbuffer *buf;
+	struct stat st;
+	int dir = -1, fd = -1;
+
+	if (!path || !len || strlen(path) != len || path[0] == '/') {
+		api_error(req, 400, "an artifact's path is relative to the workspace, as its record "
+				    "names it");
+		goto out;
+	}
+	if (r->state != DRUN_ENDED) {
+		api_error(req, 409, "run %s has not ended: its artifacts leave the workspace when its "
+				    "process tree is empty", r->id);
+		goto out;
+	}
+	dir = drun_openat(r, DRUN_ARTIFACTS_DIR, O_RDONLY | O_DIRECTORY);
+	if (dir < 0) {
+		api_error(req, 404, "run %s declares no artifacts", r->id);
+		goto out;
+	}
+	fd = (int)syscall(SYS_openat2, dir, path, &how, sizeof(how));
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		api_error(req, 404, "run %s exported no artifact '%s' (its records say what became "
+				    "of each)", r->id, path);
+		goto out;
+	}
+	buf = evbuffer_new();
+	if (!buf || (st.st_size > 0 && evbuffer_add_file(buf, fd, 0, st.st_size) < 0)) {
+		if (buf)
+			evbuffer_free(buf);
+		api_error(req, 500, "reading artifact '%s' of run %s failed", path, r->id);
+		goto out;
+	}
+	if (st.st_size > 0)
+		fd = -1;	/* the buffer owns it */
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+			  "application/octet-stream");
+	count_reply(api_daemon, 200);
+	evhttp_send_reply(req, 200, NULL, buf);
+	evbuffer_free(buf);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (dir >= 0)
+		close(dir);
+	free(path);
+}
+
 /* /v1/runs/{id}[/{what}]: the run, or 404 (also for a tenant the caller may not see). */
 static void run_route(struct daemon *d, struct evhttp_request *req, const struct caller *c,
 		      const char *rest, struct evkeyvalq *q)
@@ -583,6 +649,10 @@ static void run_route(struct daemon *d, struct evhttp_request *req, const struct
 		if (method != EVHTTP_REQ_POST)
 			goto method;
 		post_stdin(req, r, q);
+	} else if (strncmp(what, "artifacts/", 10) == 0) {
+		if (method != EVHTTP_REQ_GET)
+			goto method;
+		get_artifact(req, r, what + 10);
 	} else {
 		api_error(req, 404, "no such path");
 	}

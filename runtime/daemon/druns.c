@@ -394,6 +394,21 @@ int drun_write_stdin(struct drun *r, const void *data, size_t len, bool close_af
 
 /* ---- creating a run ------------------------------------------------------ */
 
+/*
+ * The declared artifacts of a run of the API go to <state>/runs/<id>/artifacts
+ * (root's, 0700; findings of artifacts.scan to artifacts.quarantine beside
+ * it), made now; GET /v1/runs/{id}/artifacts/{path} serves the exported ones.
+ */
+static int artifacts_dir_make(struct daemon *d, struct drun *r)
+{
+	if (!r->policy->artifact_count)
+		return 0;
+	if ((size_t)snprintf(r->artifacts_dir, sizeof(r->artifacts_dir), "%s/%s/" DRUN_ARTIFACTS_DIR,
+			     d->runs_path, r->id) >= sizeof(r->artifacts_dir))
+		return -ENAMETOOLONG;
+	return mkdirat(r->dir_fd, DRUN_ARTIFACTS_DIR, 0700) < 0 ? -errno : 0;
+}
+
 static int open_capture(struct drun *r, const char *name)
 {
 	return openat(r->dir_fd, name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
@@ -628,14 +643,6 @@ static int check_request(struct daemon *d, const struct create_request *req, con
 			    req->envelope_name);
 	}
 	tp_diags_free(&diags);
-	/* artifacts leave through tether run --artifacts only: never dropped silently here */
-	if (policy->artifact_count) {
-		tp_policy_free(policy);
-		return fail(400, msg, msg_len,
-			    "the envelope declares artifacts, which this version exports through "
-			    "tether run --artifacts DIR only, not through the API: nothing would "
-			    "leave the workspace");
-	}
 	/* an envelope written for a tenant runs for that tenant only */
 	if (policy->tenant && strcmp(policy->tenant, req->tenant) != 0) {
 		fail(400, msg, msg_len,
@@ -744,6 +751,8 @@ int drun_create(struct daemon *d, const struct create_request *req, struct drun 
 	tp_digest_text(envelope_digest, envelope_text);
 	code = journal_write_file(r->dir_fd, JOURNAL_POLICY_FILE, bytes, bytes_len);
 	free(bytes);
+	if (!code)
+		code = artifacts_dir_make(d, r);
 	r->argv = calloc(1, sizeof(char *));
 	for (size_t i = 0; r->argv && req->argv[i]; i++) {
 		char **nv = realloc(r->argv, (i + 2) * sizeof(char *));
@@ -793,6 +802,7 @@ int drun_create(struct daemon *d, const struct create_request *req, struct drun 
 	cfg.policy = policy;
 	cfg.policy_path = req->envelope_name;
 	cfg.run_id = r->id;
+	cfg.artifacts_dir = r->artifacts_dir[0] ? r->artifacts_dir : NULL;
 	cfg.envelope_digest = envelope_text;
 	cfg.tenant = r->tenant;
 	cfg.attempt = attempt;
@@ -971,6 +981,11 @@ int drun_adopt(struct drun *r)
 	cfg.policy_path = JOURNAL_POLICY_FILE;
 	cfg.run_id = r->id;
 	cfg.tenant = r->tenant;
+	/* made when the run was created: the adopted run exports there as it would have */
+	if (r->policy->artifact_count &&
+	    (size_t)snprintf(r->artifacts_dir, sizeof(r->artifacts_dir), "%s/%s/" DRUN_ARTIFACTS_DIR,
+			     d->runs_path, r->id) < sizeof(r->artifacts_dir))
+		cfg.artifacts_dir = r->artifacts_dir;
 	cfg.audit_rate_limit = d->cfg.audit_rate_limit;
 	cfg.attempt = (unsigned int)json_integer_value(json_object_get(r->rec, "attempt"));
 	cfg.traceparent = json_string_value(json_object_get(r->rec, "traceparent"));

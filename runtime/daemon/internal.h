@@ -45,12 +45,17 @@ struct follower {
 };
 
 /* One run of the node, live or ended: its journal, its record, its run object. */
+/* <state>/runs/<id>/DRUN_ARTIFACTS_DIR: a run's exported artifacts */
+#define DRUN_ARTIFACTS_DIR "artifacts"
+
 struct drun {
 	struct drun *next;
 	struct daemon *d;
 	char id[80];
 	char tenant[80];
 	int dir_fd;			/* <state>/runs/<id> */
+	/* <state>/runs/<id>/artifacts, where its declared artifacts go; "": none declared */
+	char artifacts_dir[PATH_MAX];
 	int journal_fd;			/* -1 once ended */
 	enum drun_state state;
 	json_t *rec;			/* the API's Run object, kept current from the journal */

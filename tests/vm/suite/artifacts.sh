@@ -167,21 +167,56 @@ else
 fi
 rm -rf "$OUT" "$OUT.quarantine" "$EX" /srv/open-out
 
-# --- the node agent's API does not export artifacts yet: it refuses, not drops them ---
+# --- through the node agent's API: exported into the run's directory, served by GET ---
 . /ext/suite/daemonlib.sh
 mkdir -p /etc/tether
+cat > "$T/art-api.yaml" <<EOT
+sandbox:
+  identity: {uid: 1000}
+  workspace_lifetime: one_run
+  filesystem:
+    root: read_only
+    workspace: {path: $WS, mode: fresh}
+  artifacts:
+    allow: [report.txt, key.pem, secret.txt]
+    scan: true
+    hash: true
+EOT
 if start_daemon; then
-	body "$T/art.yaml" '["/bin/true"]' '"run_id":"api-art"' > "$T/art-api.json"
+	cat > /srv/art-api.sh <<EOT
+echo api-report > $WS/report.txt
+printf -- '-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n' > $WS/key.pem
+echo undeclared > $WS/other.txt
+sleep 1
+EOT
+	body "$T/art-api.yaml" '["/bin/sh", "/srv/art-api.sh"]' '"run_id":"api-art"' > "$T/art-api.json"
 	code=$(api POST /v1/runs -d @"$T/art-api.json")
-	if [ "$code" = 400 ] && grep -qF "declares artifacts, which this version exports through tether run --artifacts DIR only" "$T/api.body"; then
-		pass "the API refuses an envelope with artifacts (400): nothing would leave the workspace"
+	live=$(api GET /v1/runs/api-art/artifacts/report.txt)
+	wait_state api-art ended
+	got=$(api GET /v1/runs/api-art/artifacts/report.txt)
+	cp "$T/api.body" "$T/art-api.report"
+	key=$(api GET /v1/runs/api-art/artifacts/key.pem)
+	other=$(api GET /v1/runs/api-art/artifacts/other.txt)
+	up=$(api GET /v1/runs/api-art/artifacts/..%2Frecords.jsonl)
+	api GET /v1/runs/api-art/records > /dev/null
+	cp "$T/api.body" "$T/art-api.records"
+	want_sha=$(printf 'api-report\n' | sha256sum | cut -c1-64)
+	if [ "$code" = 201 ] && [ "$live" = 409 ] && [ "$got" = 200 ] &&
+		[ "$(cat "$T/art-api.report")" = api-report ] && [ "$key" = 404 ] && [ "$other" = 404 ] &&
+		[ "$up" = 404 ] &&
+		grep '"event":"artifact"' "$T/art-api.records" | grep -F '"path":"report.txt"' |
+			grep -F '"decision":"exported"' | grep -qF "\"sha256\":\"sha256:$want_sha\"" &&
+		grep '"event":"artifact"' "$T/art-api.records" | grep -F '"path":"key.pem"' |
+			grep -qF '"decision":"quarantined"' &&
+		[ -f /var/lib/tether/runs/api-art/artifacts.quarantine/key.pem ]; then
+		pass "through the API: a declared file is exported and served once the run ended (409 before), with its sha256 in the records; a key is quarantined, an undeclared file and ../ are 404"
 	else
-		fail "API with artifacts" "$code $(cat "$T/api.body")"
+		fail "API artifacts" "create $code, live $live, got $got, key $key, other $other, up $up: $(cat "$T/art-api.report") $(grep artifact "$T/art-api.records" | head -n 3)"
 	fi
 	stop_daemon
 else
 	fail "daemon starts" "$(tail -n 5 "$T/daemon.log")"
 fi
-rm -rf /var/lib/tether	# as the daemon suites expect to find it
+rm -rf /var/lib/tether /srv/art-api.sh	# as the daemon suites expect to find it
 
 finish

@@ -109,6 +109,34 @@ api GET /v1/runs/crash-exit/records > /dev/null
 grep -q '"event":"adopted".*"command_alive":false' "$T/api.body" && grep -q '"event":"end","exit_status":5' "$T/api.body" &&
 	pass "its stream: the gap record, then the end with exit 5" || fail "exit while down records" "$(cat "$T/api.body")"
 
+# ---- artifacts across a daemon's death ------------------------------------------
+# A fresh workspace lives in the run's mount namespace, which the adopting
+# daemon cannot reach once the tree is empty (the first daemon's descriptor of
+# the run's file system died with it): the artifact is not exported, and the
+# records say so (never silently); GET answers 404.
+cat > "$T/ka.yaml" <<EOT
+sandbox:
+  identity: {uid: 1000}
+  workspace_lifetime: one_run
+  filesystem:
+    root: read_only
+    workspace: {path: /srv/crash-art, mode: fresh}
+  artifacts: {allow: [out.txt]}
+EOT
+body "$T/ka.yaml" '["/bin/sh","-c","sleep 2; echo adopted-artifact > /srv/crash-art/out.txt"]' \
+	'"run_id":"crash-art"' > "$T/ka.json"
+api POST /v1/runs -d @"$T/ka.json" > /dev/null
+kill -KILL $DPID
+wait $DPID 2>/dev/null
+start_daemon || fail "daemon restarts (artifacts)" ""
+wait_state crash-art ended
+code=$(api GET /v1/runs/crash-art/artifacts/out.txt)
+api GET /v1/runs/crash-art/records > /dev/null
+[ "$code" = 404 ] && grep '"event":"artifact"' "$T/api.body" | grep -F '"path":"out.txt"' |
+	grep -qE '"decision":"(missing|failed)"' &&
+	pass "a run adopted by a restarted daemon cannot export from its fresh workspace: its record says so, GET is 404" ||
+	fail "artifacts after adoption" "$code $(grep artifact "$T/api.body")"
+
 # ---- cleanup.lease across a daemon's death -------------------------------------
 # The lease ends while no daemon runs: the run stays confined, and the next
 # daemon ends it as soon as it adopts it (the end time is in the journal).
