@@ -4,11 +4,13 @@ AS=
 
 # api METHOD /PATH [CURL ARGS...]: one API call; prints the status code, the
 # body is in $T/api.body.  scripts/api-check matches these lines against
-# docs/api.yaml: keep each call on one line, "api METHOD /path".
+# docs/api.yaml: keep each call on one line, "api METHOD /path".  A call that
+# gets no whole answer in 300 s (a --max-time in ARGS overrides) prints 000:
+# a daemon that hangs fails the case instead of stalling the boot.
 api() {
 	m=$1 p=$2
 	shift 2
-	$AS curl -s -w '%{stderr}%{http_code}' --unix-socket "$SOCK" -X "$m" "$@" "http://localhost$p" \
+	$AS curl -s --max-time 300 -w '%{stderr}%{http_code}' --unix-socket "$SOCK" -X "$m" "$@" "http://localhost$p" \
 		> "$T/api.body" 2> "$T/api.code"
 	cat "$T/api.code"
 }
