@@ -77,17 +77,25 @@ $(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h bpf/abi/*.h bpf/lib/*.h) v
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 	@# DWARF is for people; libbpf needs only BTF.  Every tether run opens the
-	@# embedded object (and hashes it for the pin directory): 3 MB becomes 1.8.
+	@# embedded object's tables: 3 MB becomes 1.8.
 	$(Q)$(LLVM_STRIP) -g $@
 
 $(OUTPUT)/bpf/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
+# The pin directory's name (loader/loader.c, tl_pin_dir): the objects'
+# identity, hashed here once instead of at every run (2 MB through a hash
+# cost each run 2 ms under TCG).  Any change to a program or a map layout
+# names another set.
+$(OUTPUT)/bpf/pin_id.h: $(BPF_OBJS)
+	$(call msg,GEN,$@)
+	$(Q)printf '#define TL_PIN_ID "%s"\n' "$$(cat $(BPF_OBJS) | sha256sum | cut -c1-16)" > $@
+
 # Only loader/ includes skeletons.  An explicit prerequisite, not a pattern
 # rule: make would otherwise pick the generic rule below before the skeletons
 # exist.
-$(patsubst %.c,$(OUTPUT)/obj/%.o,$(wildcard loader/*.c)): $(SKELS)
+$(patsubst %.c,$(OUTPUT)/obj/%.o,$(wildcard loader/*.c)): $(SKELS) $(OUTPUT)/bpf/pin_id.h
 
 $(OUTPUT)/obj/%.o: %.c $(HDRS)
 	$(call msg,CC,$@)

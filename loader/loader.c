@@ -21,6 +21,7 @@
 #include "bpf/fs.skel.h"
 #include "bpf/kernel.skel.h"
 #include "bpf/net.skel.h"
+#include "bpf/pin_id.h"
 #include "bpf/proc.skel.h"
 #include "bpf/sock.skel.h"
 #include "common/cleanup.h"
@@ -243,6 +244,7 @@ static const struct shared_map {
 	{ "runs", offsetof(struct tl_node, runs_fd) },
 	{ "run_seq", offsetof(struct tl_node, run_seq_fd) },
 	{ "audit_rings", offsetof(struct tl_node, audit_rings_fd) },
+	{ "run_slots", offsetof(struct tl_node, run_slots_fd) },
 	{ "path_rules", offsetof(struct tl_node, path_rules_fd) },
 	{ "inode_rules", offsetof(struct tl_node, inode_rules_fd) },
 	{ "ptys", offsetof(struct tl_node, ptys_fd) },
@@ -267,41 +269,10 @@ static void node_init(struct tl_node *node)
 			*node_fd(node, &shared_maps[i]) = -1;
 }
 
-/*
- * FNV-1a over 64-bit words (the tail byte by byte): identity, not security.
- * Every run hashes every object (about 2 MB), so a word at a time.
- */
-static uint64_t hash_bytes(uint64_t hash, const unsigned char *p, size_t size)
-{
-	size_t i = 0;
-
-	for (; i + 8 <= size; i += 8) {
-		uint64_t w;
-
-		memcpy(&w, p + i, sizeof(w));
-		hash = (hash ^ w) * 0x100000001b3ULL;
-	}
-	for (; i < size; i++)
-		hash = (hash ^ p[i]) * 0x100000001b3ULL;
-	return hash;
-}
-
+/* The set's directory: named by the objects' digest, which the build writes (Makefile). */
 const char *tl_pin_dir(void)
 {
-	static char dir[64];
-	uint64_t hash = 0xcbf29ce484222325ULL;
-
-	if (dir[0])
-		return dir;
-	/* every object: a change to any program or map layout is another set */
-	for (size_t i = 0; i < OBJECT_COUNT; i++) {
-		size_t size;
-		const unsigned char *elf = objects[i].ops->elf_bytes(&size);
-
-		hash = hash_bytes(hash, elf, size);
-	}
-	snprintf(dir, sizeof(dir), "%s/%016llx", TETHER_PIN_ROOT, (unsigned long long)hash);
-	return dir;
+	return TETHER_PIN_ROOT "/" TL_PIN_ID;
 }
 
 static void pin_path(char *buf, size_t len, const char *prefix, const char *name)
@@ -1123,20 +1094,88 @@ int tl_path_key(uint32_t run_slot, const char *path, struct tether_path_key *key
 	return 0;
 }
 
+/*
+ * Moves the ring's consumer position to its producer's: what an earlier run
+ * of the slot left unread (its controller died, or a record was still being
+ * written when its runs entry went) is never this run's.  A record a
+ * program of that run commits later still says that run's cgroup, and the
+ * stream drops it (runtime/audit.c).
+ */
+static int ring_skip_unread(int fd)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	unsigned long *cons, *prod;
+	int r = 0;
+
+	cons = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (cons == MAP_FAILED)
+		return -errno;
+	prod = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, (off_t)page);
+	if (prod == MAP_FAILED)
+		r = -errno;
+	else
+		__atomic_store_n(cons, __atomic_load_n(prod, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
+	if (prod != MAP_FAILED)
+		munmap(prod, page);
+	munmap(cons, page);
+	return r;
+}
+
+/*
+ * The claimed slot's audit ring: the one an earlier run of the slot made,
+ * or a new one, registered under the slot for the runs after this one
+ * (bpf/lib/maps.h says why rings are kept).
+ */
+static int slot_ring(struct tl_node *node, struct tl_run *run, struct tl_error *err)
+{
+	uint32_t slot = run->run_slot, id;
+	int fd, r;
+
+	if (bpf_map_lookup_elem(node->audit_rings_fd, &slot, &id) == 0) {
+		/* from userspace, a map-of-maps lookup yields the inner map's id */
+		fd = bpf_map_get_fd_by_id(id);
+		if (fd < 0)
+			return fail(err, errno, "opening the audit ring of run slot %u (map id %u)",
+				    slot, id);
+		r = ring_skip_unread(fd);
+		if (r) {
+			close(fd);
+			return fail(err, r, "emptying the audit ring of run slot %u", slot);
+		}
+		run->ring_fd = fd;
+		return 0;
+	}
+	if (errno != ENOENT)
+		return fail(err, errno, "looking up the audit ring of run slot %u", slot);
+	fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "tether_audit", 0, 0, TETHER_AUDIT_RING_BYTES,
+			    NULL);
+	if (fd < 0)
+		return fail(err, errno, "creating the audit ring of run slot %u", slot);
+	/* the slot is ours: nobody else registers a ring under it */
+	if (bpf_map_update_elem(node->audit_rings_fd, &slot, &fd, BPF_NOEXIST)) {
+		r = fail(err, errno, "registering the audit ring of run slot %u", slot);
+		close(fd);
+		return r;
+	}
+	run->ring_fd = fd;
+	return 0;
+}
+
+/*
+ * The lowest free slot, so that the rings kept number the most runs ever
+ * live at once, not every slot a cgroup id hashes to.
+ */
 static int claim_slot(struct tl_node *node, struct tl_run *run, struct tl_error *err)
 {
-	uint32_t i, slot;
-
-	for (i = 0; i < TETHER_MAX_RUNS; i++) {
-		slot = 1 + (uint32_t)((run->cgroup_id + i) % TETHER_MAX_RUNS);
+	for (uint32_t slot = 1; slot <= TETHER_MAX_RUNS; slot++) {
 		/* BPF_NOEXIST makes the claim atomic between concurrent controllers. */
-		if (bpf_map_update_elem(node->audit_rings_fd, &slot, &run->ring_fd,
+		if (bpf_map_update_elem(node->run_slots_fd, &slot, &run->cgroup_id,
 					BPF_NOEXIST) == 0) {
 			run->run_slot = slot;
 			return 0;
 		}
 		if (errno != EEXIST)
-			return fail(err, errno, "registering the audit ring of run slot %u", slot);
+			return fail(err, errno, "claiming run slot %u", slot);
 	}
 	return fail(err, EBUSY, "all %u run slots are in use", TETHER_MAX_RUNS);
 }
@@ -1283,13 +1322,9 @@ int tl_run_install(struct tl_node *node, uint64_t cgroup_id, const struct tl_run
 	run->rules = calloc(rule_count ? rule_count : 1, sizeof(*run->rules));
 	if (!run->rules)
 		return fail(err, ENOMEM, "allocating the run's rule list");
-	run->ring_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "tether_audit", 0, 0,
-				      TETHER_AUDIT_RING_BYTES, NULL);
-	if (run->ring_fd < 0) {
-		r = fail(err, errno, "creating the run's audit ring buffer");
-		goto fail;
-	}
 	r = claim_slot(node, run, err);
+	if (!r)
+		r = slot_ring(node, run, err);
 	if (r)
 		goto fail;
 	/* no runs entry names the slot yet: no hook can take a number from it */
@@ -1366,7 +1401,23 @@ fail:
 	return r;
 }
 
-int tl_run_net_write(struct tl_node *node, const struct tl_run *run,
+/* Notes a key the run wrote, for tl_run_remove. */
+static int net_key_add(struct tl_run *run, const struct tether_net_key *key)
+{
+	if (run->net_key_count == run->net_key_cap) {
+		size_t cap = run->net_key_cap ? 2 * run->net_key_cap : 16;
+		struct tether_net_key *grown = realloc(run->net_keys, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		run->net_keys = grown;
+		run->net_key_cap = cap;
+	}
+	run->net_keys[run->net_key_count++] = *key;
+	return 0;
+}
+
+int tl_run_net_write(struct tl_node *node, struct tl_run *run,
 		     const struct tl_net_entry *entry, struct tl_error *err)
 {
 	struct tether_net_key key = { .prefixlen = 32 + entry->prefixlen, .run_slot = run->run_slot };
@@ -1377,8 +1428,16 @@ int tl_run_net_write(struct tl_node *node, const struct tl_run *run,
 		return fail(err, EINVAL, "address rule out of range (prefix %u, %u and %u port "
 			    "ranges)", entry->prefixlen, entry->rule.tcp_count, entry->rule.udp_count);
 	memcpy(key.addr, entry->addr, 16);
-	if (bpf_map_update_elem(node->net_rules_fd, &key, &entry->rule, BPF_ANY) == 0)
+	/* a new key is noted once; an admission that renews one replaces its value */
+	if (bpf_map_update_elem(node->net_rules_fd, &key, &entry->rule, BPF_NOEXIST) == 0) {
+		if (net_key_add(run, &key) == 0)
+			return 0;
+		bpf_map_delete_elem(node->net_rules_fd, &key);
+		errno = ENOMEM;
+	} else if (errno == EEXIST &&
+		   bpf_map_update_elem(node->net_rules_fd, &key, &entry->rule, BPF_EXIST) == 0) {
 		return 0;
+	}
 	for (int i = 0; i < 16; i += 2)
 		snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s%02x%02x",
 			 i ? ":" : "", entry->addr[i], entry->addr[i + 1]);
@@ -1523,11 +1582,12 @@ int tl_run_remove(struct tl_node *node, struct tl_run *run, struct tl_error *err
 		if (r && !first)
 			first = fail(err, r, "removing the abstract socket names of run slot %u",
 				     run->run_slot);
-		r = delete_slot_keys(node->net_rules_fd, sizeof(struct tether_net_key),
-				     offsetof(struct tether_net_key, run_slot), run->run_slot);
-		if (r && !first)
-			first = fail(err, r, "removing the address rules of run slot %u",
-				     run->run_slot);
+		for (i = 0; i < run->net_key_count; i++)
+			if (bpf_map_delete_elem(node->net_rules_fd, &run->net_keys[i]) &&
+			    errno != ENOENT && !first)
+				first = fail(err, errno, "removing the address rules of run slot %u",
+					     run->run_slot);
+		run->net_key_count = 0;
 		r = reset_exit(node, run->run_slot);
 		if (r && !first)
 			first = fail(err, r, "resetting the exit entry of run slot %u",
@@ -1537,7 +1597,7 @@ int tl_run_remove(struct tl_node *node, struct tl_run *run, struct tl_error *err
 		 * to claim it would inherit them.  It is lost until the pins are
 		 * reloaded, which is the safe way to fail.
 		 */
-		if (!first && bpf_map_delete_elem(node->audit_rings_fd, &run->run_slot) &&
+		if (!first && bpf_map_delete_elem(node->run_slots_fd, &run->run_slot) &&
 		    errno != ENOENT)
 			first = fail(err, errno, "releasing run slot %u", run->run_slot);
 		run->run_slot = 0;
@@ -1557,6 +1617,9 @@ void tl_run_free(struct tl_run *run)
 	free(run->pins);
 	run->pins = NULL;
 	run->pin_count = 0;
+	free(run->net_keys);
+	run->net_keys = NULL;
+	run->net_key_count = run->net_key_cap = 0;
 	if (run->ring_fd >= 0)
 		close(run->ring_fd);
 	run->ring_fd = -1;
@@ -1689,7 +1752,7 @@ int tl_run_reclaim(struct tl_node *node, uint64_t cgroup_id, struct tl_error *er
 	r = reset_exit(node, value.run_slot);
 	if (r)
 		return fail(err, r, "resetting the exit entry of run slot %u", value.run_slot);
-	if (bpf_map_delete_elem(node->audit_rings_fd, &value.run_slot) && errno != ENOENT)
+	if (bpf_map_delete_elem(node->run_slots_fd, &value.run_slot) && errno != ENOENT)
 		return fail(err, errno, "releasing run slot %u", value.run_slot);
 	return 0;
 }
@@ -1698,12 +1761,19 @@ int tl_run_adopt(struct tl_node *node, uint64_t cgroup_id, struct tl_run *run,
 		 struct tl_error *err)
 {
 	struct tether_run value;
+	uint64_t holder = 0;
 	uint32_t ring_id;
-	int fd;
+	int fd, lr;
 
 	if (bpf_map_lookup_elem(node->runs_fd, &cgroup_id, &value))
 		return errno == ENOENT ? -ENOENT : fail(err, errno, "looking up run cgroup %llu",
 							  (unsigned long long)cgroup_id);
+	/* the slot's ring is the run's only while the run holds the slot */
+	lr = bpf_map_lookup_elem(node->run_slots_fd, &value.run_slot, &holder);
+	if (lr || holder != cgroup_id)
+		return fail(err, lr ? errno : EUCLEAN,
+			    "run slot %u of run cgroup %llu is not held by it", value.run_slot,
+			    (unsigned long long)cgroup_id);
 	/* from userspace, a map-of-maps lookup yields the inner map's id */
 	if (bpf_map_lookup_elem(node->audit_rings_fd, &value.run_slot, &ring_id))
 		return fail(err, errno, "looking up the audit ring of run slot %u", value.run_slot);

@@ -43,7 +43,8 @@ struct tl_node {
 	int runs_fd;
 	int path_rules_fd;
 	int inode_rules_fd;
-	int audit_rings_fd;
+	int audit_rings_fd;	/* per run slot: its audit ring (kept between runs) */
+	int run_slots_fd;	/* per run slot: the cgroup id of the run that holds it */
 	int ptys_fd;		/* the ptys runs allocated (written by BPF) */
 	int abstract_fd;	/* the abstract unix socket names runs may reach */
 	int net_rules_fd;	/* address rules (LPM trie) */
@@ -176,6 +177,13 @@ struct tl_run {
 	struct tl_run_rule *rules;
 	size_t pin_count;	/* pinned directories written, for removal */
 	struct tl_run_pin *pins;
+	/*
+	 * The address entries written (the plan's and DNS admissions'), for
+	 * removal: deleting them by key costs the run its own entries, where a
+	 * walk of net_rules would cost every live run's.
+	 */
+	size_t net_key_count, net_key_cap;
+	struct tether_net_key *net_keys;
 	bool active;		/* runs[cgroup_id] written */
 };
 
@@ -208,7 +216,7 @@ int tl_run_inode_rule_add(struct tl_node *node, struct tl_run *run, size_t index
  */
 int tl_run_inode_identity_add(struct tl_node *node, struct tl_run *run, size_t index,
 			      uint32_t dev, uint64_t ino, uint32_t access, struct tl_error *err);
-int tl_run_net_write(struct tl_node *node, const struct tl_run *run,
+int tl_run_net_write(struct tl_node *node, struct tl_run *run,
 		     const struct tl_net_entry *entry, struct tl_error *err);
 
 

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf/abi/event.h"
 #include "common/clock.h"
 #include "runtime/audit.h"
 #include "runtime/coalesce.h"
@@ -173,7 +175,16 @@ int audit_handle_record(void *ctx, void *data, size_t size)
 {
 	struct audit_stream *st = ctx;
 	struct record rec;
+	uint64_t cgroup_id;
 
+	if (st->cgroup_id && size >= sizeof(struct tether_event_hdr)) {
+		memcpy(&cgroup_id, (const char *)data + offsetof(struct tether_event_hdr, cgroup_id),
+		       sizeof(cgroup_id));
+		if (cgroup_id != st->cgroup_id) {
+			st->foreign++;
+			return 0;
+		}
+	}
 	if (record_decode(data, size, &st->names, &st->scratch, &rec)) {
 		st->malformed++;
 		return 0;

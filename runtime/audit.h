@@ -59,6 +59,13 @@ struct audit_stream {
 	struct audit_flood flood;
 	uint64_t max_seq;	/* highest kernel sequence number seen */
 	uint64_t malformed;	/* records that could not be decoded */
+	/*
+	 * The run's cgroup id; a record that names another was made by a
+	 * program of the slot's earlier run (loader/loader.c, ring_skip_unread)
+	 * and is dropped, counted in `foreign`.  0: every record is the run's.
+	 */
+	uint64_t cgroup_id;
+	uint64_t foreign;
 	int write_error;	/* first negative errno from the sink, 0 if none */
 	struct record_scratch scratch;
 	/* repeated denials: made at the first one; NULL: none yet, or no memory */

@@ -255,6 +255,7 @@ int cmd_run(int argc, char **argv)
 	int ret, r;
 
 	cfg.started_ns = clock_ns(CLOCK_MONOTONIC);
+	cfg.trace_steps = tether_verbose;
 	/*
 	 * A closed stdin, stdout or stderr would be reused by the next open
 	 * (the audit file, a map): the run would write there.  /dev/null

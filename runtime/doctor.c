@@ -82,6 +82,50 @@ int doctor_mount_point(FILE *mountinfo, uint64_t mnt_id, char *point, size_t siz
 	return r;
 }
 
+/*
+ * /proc/self/mountinfo, read once for the root and the cgroup2 checks: the
+ * kernel writes the text anew for every reader, and every run pays for the
+ * checks at its start.  NULL when it cannot be read (errno says why).
+ */
+static char *read_mountinfo(size_t *len)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *buf = NULL;
+	size_t cap = 0, n = 0;
+
+	if (!f)
+		return NULL;
+	for (;;) {
+		size_t got;
+
+		if (n == cap) {
+			char *grown = realloc(buf, cap ? 2 * cap : 16384);
+
+			if (!grown) {
+				free(buf);
+				fclose(f);
+				errno = ENOMEM;
+				return NULL;
+			}
+			buf = grown;
+			cap = cap ? 2 * cap : 16384;
+		}
+		got = fread(buf + n, 1, cap - n, f);
+		if (!got)
+			break;
+		n += got;
+	}
+	if (ferror(f) || n == 0) {
+		free(buf);
+		fclose(f);
+		errno = n ? EIO : ENODATA;
+		return NULL;
+	}
+	fclose(f);
+	*len = n;
+	return buf;
+}
+
 /* The mount id of `path` (statx, Linux 5.8+); 0 when the kernel does not say. */
 static uint64_t mount_id_of(const char *path)
 {
@@ -111,7 +155,7 @@ static uint64_t mount_id_of(const char *path)
  * its own namespace, and a root mounted over "/" (switch_root) is "/" to
  * the walk as well; both checks pass there.
  */
-static void check_root(struct doctor_check *c)
+static void check_root(struct doctor_check *c, const char *mountinfo, size_t len, int why)
 {
 	static const char fix[] =
 		"run tether outside the chroot; to give runs a tree of their own, make it the "
@@ -119,9 +163,11 @@ static void check_root(struct doctor_check *c)
 		"do) instead of chroot";
 	uint64_t mnt_id = mount_id_of("/");
 	char point[512];
-	FILE *f = fopen("/proc/self/mountinfo", "re");
+	FILE *f = mountinfo ? fmemopen((void *)mountinfo, len, "r") : NULL;
 	int r;
 
+	if (!mountinfo)
+		errno = why;
 	if (!f) {
 		set(c, false, "mount procfs at /proc (mount -t proc proc /proc); in a chroot, run "
 			      "tether outside it",
@@ -194,13 +240,16 @@ static void check_btf(struct doctor_check *c)
 		    "cannot read /sys/kernel/btf/vmlinux: %s", strerror(errno));
 }
 
-static void check_cgroup2(struct doctor_check *c, char *mount_point, size_t size)
+static void check_cgroup2(struct doctor_check *c, char *mount_point, size_t size,
+			  const char *mountinfo, size_t len, int why)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
+	FILE *f = mountinfo ? fmemopen((void *)mountinfo, len, "r") : NULL;
 	char *controllers;
 	struct stat st;
 	int r;
 
+	if (!mountinfo)
+		errno = why;
 	if (!f) {
 		set(c, false, "mount /proc", "cannot read /proc/self/mountinfo: %s",
 		    strerror(errno));
@@ -267,11 +316,17 @@ static void check_load(struct doctor_check *c)
 
 void doctor_run(struct doctor_report *rep, bool try_load)
 {
+	size_t len = 0;
+	char *mountinfo = read_mountinfo(&len);
+	int why = mountinfo ? 0 : errno;
+
 	memset(rep, 0, sizeof(*rep));
-	check_root(&rep->checks[DOCTOR_ROOT]);
+	check_root(&rep->checks[DOCTOR_ROOT], mountinfo, len, why);
 	check_lsm(&rep->checks[DOCTOR_LSM]);
 	check_btf(&rep->checks[DOCTOR_BTF]);
-	check_cgroup2(&rep->checks[DOCTOR_CGROUP2], rep->cgroup2_mount, sizeof(rep->cgroup2_mount));
+	check_cgroup2(&rep->checks[DOCTOR_CGROUP2], rep->cgroup2_mount, sizeof(rep->cgroup2_mount),
+		      mountinfo, len, why);
+	free(mountinfo);
 	check_bpffs(&rep->checks[DOCTOR_BPFFS]);
 	if (try_load) {
 		check_load(&rep->checks[DOCTOR_LSM_LOAD]);

@@ -54,6 +54,8 @@ static int cmd_help(int argc, char **argv)
 	printf("usage: tether [-v] COMMAND [ARGS...]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		printf("  %-8s %s\n", cmds[i].name, cmds[i].summary);
+	printf("\n  -v, --verbose  libbpf's log; with run, how long each step of setup and teardown "
+	       "took\n");
 	printf("\n'tether COMMAND --help' describes each command.\n");
 	return TETHER_EXIT_OK;
 }

@@ -57,10 +57,13 @@ struct audit_ring {
 };
 
 /*
- * One ring per run: a run that floods its own audit stream can fill only its
- * own ring, and each controller consumes exactly its run's records (ring
- * buffer consumption is destructive, so a shared ring cannot have one
- * consumer per run).
+ * One ring per run slot: a run that floods its own audit stream can fill
+ * only its own ring, and each controller consumes exactly its run's records
+ * (ring buffer consumption is destructive, so a shared ring cannot have one
+ * consumer per run).  A slot's ring is created by the first run that claims
+ * the slot and stays for the runs after it: updating a map of maps waits for
+ * an RCU grace period (about 10 ms under TCG), which a run would otherwise
+ * pay once at setup and once at teardown.  Who holds a slot is run_slots'.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
@@ -68,6 +71,19 @@ struct {
 	__type(key, __u32);
 	__array(values, struct audit_ring);
 } audit_rings SEC(".maps");
+
+/*
+ * Which run holds each slot (slot -> run cgroup id), written by userspace
+ * only: a claim is an insert with BPF_NOEXIST, atomic between controllers,
+ * and a plain hash map's update does not wait for readers.  No program reads
+ * it; it is here so that every object's pinned set has it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TETHER_MAX_RUNS);
+	__type(key, __u32);
+	__type(value, __u64);
+} run_slots SEC(".maps");
 
 /*
  * The walk writes the path backwards into the first half of a 2 * PATH_MAX

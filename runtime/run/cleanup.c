@@ -30,6 +30,7 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 	bool verified;
 	int ret = 0, r;
 
+	run_trace(run, "until teardown");
 	if (run->cg_created) {
 		r = cg_run_kill_and_wait(&run->cg, CLEANUP_TIMEOUT_MS, &left);
 		/* run_end() already killed them all (the command among them) */
@@ -47,6 +48,7 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 			run->budget = "memory_bytes";
 		}
 	}
+	run_trace(run, "kill");
 	/* every writer is gone once the tree is empty: what is left is the last output */
 	if (empty)
 		run_output_drain(run, OUTPUT_FINAL_WAIT_MS);
@@ -78,6 +80,7 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 			}
 		}
 	}
+	run_trace(run, "remove maps");
 	if (run->ring)
 		run_drain(run);
 	/*
@@ -99,6 +102,9 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 	 */
 	if (ran && empty)
 		run_artifacts_export(run);
+	if (run->audit.foreign)
+		run_log(run, "run %s: dropped %llu records of its slot's earlier run", run->run_id,
+			(unsigned long long)run->audit.foreign);
 	/* lost records never took a sequence number: seq counts those queued (and ours) */
 	if (lost)
 		run_log(run, "warning: run %s lost %llu audit records to a full ring; %llu of the "
@@ -130,6 +136,7 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 	if (run->node_open)
 		tl_node_close(&run->node);
 	run->node_open = false;
+	run_trace(run, "close stream");
 	if (run->cg_created) {
 		if (empty && (r = cg_run_destroy(&run->cg))) {
 			run_log(run, "removing cgroup %s: %s", run->cg.path, strerror(-r));
@@ -143,6 +150,7 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 		}
 		run->cg_created = false;
 	}
+	run_trace(run, "remove cgroup");
 	/*
 	 * The run's private trees are tmpfs mounts of its own mount namespace,
 	 * which the kernel frees with its last process: gone once the tree is
@@ -159,6 +167,7 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 		run_storage_free(run);
 		run_inputs_free(run);
 	}
+	run_trace(run, "remove storage");
 
 	/*
 	 * The evidence: what was killed, how long it took, and whether each part
@@ -218,5 +227,6 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 		run_log(run, "closing audit file: %s", strerror(-r));
 		ret = -EUCLEAN;
 	}
+	run_trace(run, "last records");
 	run->teardown_ret = ret;
 }

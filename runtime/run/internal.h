@@ -60,6 +60,7 @@ struct scratch_bind {
 
 struct run {
 	struct run_config cfg;
+	uint64_t trace_ns;	/* when run_trace last logged; 0: cfg.started_ns */
 	const struct tp_policy *policy;
 	char run_id[80];
 	char digest[TP_DIGEST_TEXT_MAX];
@@ -161,6 +162,8 @@ void run_adopted_exit(struct run *run);
 int run_fail(struct run_error *err, enum run_error_kind kind, enum run_step step, int errnum,
 	     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 void run_log(const struct run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* With cfg.trace_steps: logs how long `step` took, since the last call (or the run's start). */
+void run_trace(struct run *run, const char *step);
 
 /* Everything left in the run's ring. */
 void run_drain(struct run *run);

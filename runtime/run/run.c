@@ -92,6 +92,19 @@ void run_log(const struct run *run, const char *fmt, ...)
 	va_end(ap);
 }
 
+void run_trace(struct run *run, const char *step)
+{
+	uint64_t now;
+
+	if (!run->cfg.trace_steps)
+		return;
+	now = clock_ns(CLOCK_MONOTONIC);
+	run_log(run, "step %s: %.2f ms", step,
+		(double)(now - (run->trace_ns ? run->trace_ns : run->cfg.started_ns)) / 1e6);
+	/* the line's own cost is nobody's step */
+	run->trace_ns = clock_ns(CLOCK_MONOTONIC);
+}
+
 void run_epoll_add(struct run *run, int fd, uint32_t events)
 {
 	struct epoll_event ev = { .events = events, .data.fd = fd };
@@ -393,8 +406,10 @@ static int make_cgroup(struct run *run, struct doctor_report *rep, struct run_er
 		return r;
 	}
 	run->node_open = true;
+	run_trace(run, "load");
 
 	reclaim_orphans(run, rep->cgroup2_mount, !run->cfg.daemon_owned);
+	run_trace(run, "reclaim");
 	r = enable_controllers(run, rep->cgroup2_mount, err);
 	if (r) {
 		close(parent_lock);
@@ -409,6 +424,7 @@ static int make_cgroup(struct run *run, struct doctor_report *rep, struct run_er
 				r == -EEXIST ? " (a run with this id is live; pick another --run-id)"
 					     : "");
 	run->cg_created = true;
+	run_trace(run, "cgroup");
 	r = cg_run_set_limits(&run->cg, &run->limits, limits_why, sizeof(limits_why));
 	if (r)
 		return run_fail(err, RUN_ERROR_REFUSED, RUN_STEP_LIMITS, -r,
@@ -454,6 +470,7 @@ static int install(struct run *run, struct run_error *err)
 
 	r = run_plan_make(&in, &plan, &lerr);
 	plan.layer_dev = run->fs_overlay ? run->fs_dev : 0;
+	run_trace(run, "plan");
 	if (!r)
 		r = tl_run_install(&run->node, run->cg.id, &plan, &run->run, &lerr);
 	run_plan_free(&plan);
@@ -461,7 +478,11 @@ static int install(struct run *run, struct run_error *err)
 		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_INSTALL, -r,
 				"installing the run's rules: %s", lerr.msg);
 	run->run_installed = true;
-	return run_open_stream(run, err);
+	run_trace(run, "install");
+	r = run_open_stream(run, err);
+	if (!r)
+		run_trace(run, "stream");
+	return r;
 }
 
 /* The audit stream over the installed run's ring: sequence, sink, names, ring, timers. */
@@ -471,6 +492,7 @@ int run_open_stream(struct run *run, struct run_error *err)
 
 	run->audit.seq_next = next_seq;
 	run->audit.seq_ctx = run;
+	run->audit.cgroup_id = run->cg.id;
 
 	r = open_sink(run, err);
 	if (r)
@@ -503,11 +525,13 @@ static int setup(struct run *run, struct run_error *err)
 	struct doctor_report rep;
 	int r;
 
+	run_trace(run, "init");
 	if (geteuid() != 0)
 		return refuse(err, NULL, EPERM, "tether run needs root: it loads BPF-LSM programs, "
 						"creates cgroups and writes pinned maps");
 	/* Cheap checks first; the trial load happens below as the real load. */
 	doctor_run(&rep, false);
+	run_trace(run, "doctor");
 	/* Said first: in a chroot the other checks fail too, for want of /sys. */
 	if (!rep.checks[DOCTOR_ROOT].ok) {
 		char why[sizeof(rep.checks[0].detail) + sizeof(rep.checks[0].fix) + 2];
@@ -522,6 +546,7 @@ static int setup(struct run *run, struct run_error *err)
 	r = run_prepare_workspace(run, err);
 	if (r)
 		return r;
+	run_trace(run, "workspace");
 	if (run->audit_path) {
 		char where[PATH_MAX];
 		const char *why = run_audit_path_unsafe(run, where);
@@ -534,6 +559,8 @@ static int setup(struct run *run, struct run_error *err)
 	}
 	r = make_cgroup(run, &rep, err);
 	r = r ?: run_setup_network(run, err);
+	if (!r)
+		run_trace(run, "network");
 	return r ?: install(run, err);
 }
 
@@ -685,8 +712,11 @@ int run_start(struct run *run, struct run_error *err)
 				run->run_id, strerror(-r));
 	}
 
+	run_trace(run, "prepare");
 	run_record_start(run, (clock_ns(CLOCK_MONOTONIC) - run->cfg.started_ns) / 1000);
+	run_trace(run, "start record");
 	r = launch_spawn(&spec, &pid, &run->pidfd, &errpipe, &gopipe);
+	run_trace(run, "spawn");
 	if (!r) {
 		struct tl_error lerr = { "" };
 

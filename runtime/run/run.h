@@ -86,6 +86,8 @@ struct run_config {
 	bool daemon_owned;
 	const sigset_t *child_mask;	/* the command's signal mask */
 	uint64_t started_ns;		/* CLOCK_MONOTONIC when the caller began (setup_us) */
+	/* logs how long each step of setup and teardown took (tether -v run) */
+	bool trace_steps;
 	/* Logs one line about the run ("reclaimed run ...").  NULL: stderr. */
 	void (*log)(void *log_ctx, const char *fmt, va_list ap);
 	void *log_ctx;

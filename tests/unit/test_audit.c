@@ -432,6 +432,29 @@ Test(audit, stream_counts_records)
 	free(buf);
 }
 
+Test(audit, stream_drops_a_record_of_the_slots_earlier_run)
+{
+	struct tether_fs_event ev = sample();
+	int fd;
+	struct audit_stream st = { .sink = capture(&fd), .names.run_id = "r", .cgroup_id = 77 };
+	char *buf;
+
+	ev.hdr.seq = 3;
+	audit_handle_record(&st, &ev, sizeof(ev));
+	/* a program of the run that held the slot before committed late */
+	ev.hdr.cgroup_id = 76;
+	ev.hdr.seq = 9;
+	audit_handle_record(&st, &ev, sizeof(ev));
+	audit_flush(&st);
+	buf = captured(st.sink, fd);
+	audit_stream_release(&st);
+	cr_assert_eq(st.records, 1);
+	cr_assert_eq(st.foreign, 1);
+	cr_assert_eq(st.max_seq, 3);
+	cr_assert_null(strstr(buf, "\"seq\":9"), "%s", buf);
+	free(buf);
+}
+
 Test(audit, names_the_deciding_rule)
 {
 	static const char *const paths[] = { "/", "/srv/ws" };

@@ -163,6 +163,7 @@ Test(loader_maps, node_has_every_shared_map_and_run_seq_mapped)
 	cr_assert_geq(node.path_rules_fd, 0);
 	cr_assert_geq(node.inode_rules_fd, 0);
 	cr_assert_geq(node.audit_rings_fd, 0);
+	cr_assert_geq(node.run_slots_fd, 0);
 	cr_assert_geq(node.ptys_fd, 0);
 	cr_assert_geq(node.abstract_fd, 0);
 	cr_assert_geq(node.net_rules_fd, 0);
@@ -187,7 +188,14 @@ Test(loader_maps, install_writes_the_plan_and_turns_the_run_on_last)
 
 	install(4242, &run);
 	cr_assert(run.active);
-	cr_assert_eq(run.run_slot, 1 + 4242 % TETHER_MAX_RUNS);
+	/* the lowest free slot, held in run_slots by the run's cgroup id */
+	cr_assert_eq(run.run_slot, 1);
+	{
+		uint64_t holder = 0;
+
+		cr_assert_eq(bpf_map_lookup_elem(node.run_slots_fd, &run.run_slot, &holder), 0);
+		cr_assert_eq(holder, 4242);
+	}
 	cr_assert_eq(bpf_map_lookup_elem(node.runs_fd, &run.cgroup_id, &value), 0);
 	cr_assert_eq(value.run_slot, run.run_slot);
 	cr_assert_eq(value.mode, TETHER_MODE_AUDIT);
@@ -254,7 +262,9 @@ Test(loader_maps, remove_leaves_nothing_of_the_run)
 	cr_assert_eq(entries_of_slot(slot), 0);
 	cr_assert_neq(bpf_map_lookup_elem(node.runs_fd, &(uint64_t){ 77 }, &(struct tether_run){ 0 }),
 		      0);
-	cr_assert_neq(bpf_map_lookup_elem(node.audit_rings_fd, &slot, &ring), 0);
+	/* the slot is free again; its ring stays for the slot's next run */
+	cr_assert_neq(bpf_map_lookup_elem(node.run_slots_fd, &slot, &master), 0);
+	cr_assert_eq(bpf_map_lookup_elem(node.audit_rings_fd, &slot, &ring), 0);
 	cr_assert_neq(bpf_map_lookup_elem(node.run_keys_fd, &key_addr, &master), 0);
 	tl_run_free(&run);
 	cr_assert_eq(run.ring_fd, -1);
@@ -266,15 +276,15 @@ Test(loader_maps, a_failed_install_removes_what_it_wrote)
 	struct tl_error err = { { 0 } };
 	struct tl_run_plan p = plan;
 	struct tl_run run;
-	uint32_t slot = 1 + 99 % TETHER_MAX_RUNS;
-	int ring;
+	uint32_t slot = 1;
+	uint64_t holder;
 
 	p.abstract_sockets = bad;
 	p.abstract_count = 1;
 	cr_assert_eq(tl_run_install(&node, 99, &p, &run, &err), -EINVAL);
 	cr_assert_not_null(strstr(err.msg, "abstract socket name 0"), "%s", err.msg);
 	cr_assert_eq(entries_of_slot(slot), 0);
-	cr_assert_neq(bpf_map_lookup_elem(node.audit_rings_fd, &slot, &ring), 0);
+	cr_assert_neq(bpf_map_lookup_elem(node.run_slots_fd, &slot, &holder), 0);
 	cr_assert_neq(bpf_map_lookup_elem(node.runs_fd, &(uint64_t){ 99 }, &(struct tether_run){ 0 }),
 		      0);
 }
@@ -286,9 +296,9 @@ Test(loader_maps, two_runs_get_two_slots)
 	size_t count = 0;
 
 	install(5, &a);
-	/* cgroup ids 5 and 5 + TETHER_MAX_RUNS want the same slot: the second takes the next */
 	install(5 + TETHER_MAX_RUNS, &b);
-	cr_assert_neq(a.run_slot, b.run_slot);
+	cr_assert_eq(a.run_slot, 1);
+	cr_assert_eq(b.run_slot, 2);
 	cr_assert_eq(tl_runs_list(&node, &ids, &count), 0);
 	cr_assert_eq(count, 2);
 	free(ids);
@@ -298,12 +308,62 @@ Test(loader_maps, two_runs_get_two_slots)
 	tl_run_free(&b);
 }
 
+static uint32_t map_id(int fd)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	cr_assert_eq(bpf_obj_get_info_by_fd(fd, &info, &len), 0);
+	return info.id;
+}
+
+Test(loader_maps, a_slots_ring_is_kept_for_its_next_run_and_a_live_runs_is_its_own)
+{
+	struct tl_run a, b, c;
+	uint32_t ring_a, ring_b, in_map;
+
+	install(10, &a);
+	ring_a = map_id(a.ring_fd);
+	cr_assert_eq(bpf_map_lookup_elem(node.audit_rings_fd, &a.run_slot, &in_map), 0);
+	cr_assert_eq(in_map, ring_a);
+	install(11, &b);
+	ring_b = map_id(b.ring_fd);
+	cr_assert_neq(ring_a, ring_b);
+	cr_assert_eq(tl_run_remove(&node, &a, NULL), 0);
+	tl_run_free(&a);
+	/* the next run takes slot 1 again, and the ring that waited there */
+	install(12, &c);
+	cr_assert_eq(c.run_slot, 1);
+	cr_assert_eq(map_id(c.ring_fd), ring_a);
+	cr_assert_eq(tl_run_remove(&node, &b, NULL), 0);
+	cr_assert_eq(tl_run_remove(&node, &c, NULL), 0);
+	tl_run_free(&b);
+	tl_run_free(&c);
+}
+
+Test(loader_maps, adopting_a_run_whose_slot_another_holds_fails)
+{
+	struct tl_error err = { { 0 } };
+	struct tl_run run, adopted;
+	uint64_t other = 999;
+
+	install(20, &run);
+	cr_assert_eq(tl_run_adopt(&node, 20, &adopted, &err), 0, "%s", err.msg);
+	cr_assert_eq(map_id(adopted.ring_fd), map_id(run.ring_fd));
+	tl_run_free(&adopted);
+	cr_assert_eq(bpf_map_update_elem(node.run_slots_fd, &run.run_slot, &other, BPF_EXIST), 0);
+	cr_assert_eq(tl_run_adopt(&node, 20, &adopted, &err), -EUCLEAN);
+	cr_assert_not_null(strstr(err.msg, "is not held by it"), "%s", err.msg);
+	cr_assert_eq(tl_run_remove(&node, &run, NULL), 0);
+	tl_run_free(&run);
+}
+
 Test(loader_maps, seq_starts_at_one_and_is_shared_with_the_kernel_counter)
 {
 	struct tl_run_counters c;
 	struct tl_run run;
 	uint64_t seq = 0;
-	uint32_t slot = 1 + 300 % TETHER_MAX_RUNS;
+	uint32_t slot = 1;
 
 	/* an earlier run of the slot left its count: the install resets it */
 	node.run_seq[slot] = 99;
@@ -420,10 +480,39 @@ Test(loader_maps, reclaim_removes_a_dead_controllers_run)
 
 	cr_assert_eq(tl_run_reclaim(&node, 303, &err), 0, "%s", err.msg);
 	cr_assert_eq(entries_of_slot(slot), 0);
-	cr_assert_neq(bpf_map_lookup_elem(node.audit_rings_fd, &slot, &ring), 0);
+	cr_assert_neq(bpf_map_lookup_elem(node.run_slots_fd, &slot, &master), 0);
+	cr_assert_eq(bpf_map_lookup_elem(node.audit_rings_fd, &slot, &ring), 0);
 	cr_assert_neq(bpf_map_lookup_elem(node.run_keys_fd, &key_addr, &master), 0);
 	cr_assert_eq(node.run_seq[slot], 0);
 	cr_assert_eq(tl_run_reclaim(&node, 303, &err), -ENOENT);
+}
+
+Test(loader_maps, a_renewed_admission_is_noted_once_and_removal_spares_other_runs)
+{
+	struct tl_error err = { { 0 } };
+	struct tl_net_entry e = net_entry(30, 128);
+	struct tl_run a, b;
+	uint32_t slot_a;
+	size_t before;
+
+	install(400, &a);
+	install(401, &b);
+	slot_a = a.run_slot;
+	before = a.net_key_count;
+	cr_assert_eq(before, 1);	/* the plan's one entry */
+	cr_assert_eq(tl_run_net_write(&node, &a, &e, &err), 0, "%s", err.msg);
+	e.rule.rule_id = 31;	/* the same block again, renewed with another value */
+	cr_assert_eq(tl_run_net_write(&node, &a, &e, &err), 0, "%s", err.msg);
+	cr_assert_eq(a.net_key_count, before + 1);
+	cr_assert_eq(tl_run_net_write(&node, &b, &e, &err), 0, "%s", err.msg);
+	cr_assert_eq(tl_run_remove(&node, &a, NULL), 0);
+	cr_assert_eq(entries_of_slot(slot_a), 0);
+	/* b's entries are b's: its plan's and its admission */
+	cr_assert_eq(slot_entries(node.net_rules_fd, sizeof(struct tether_net_key),
+				  offsetof(struct tether_net_key, run_slot), b.run_slot), 2);
+	cr_assert_eq(tl_run_remove(&node, &b, NULL), 0);
+	tl_run_free(&a);
+	tl_run_free(&b);
 }
 
 Test(loader_maps, net_write_checks_and_writes_an_entry)
@@ -477,7 +566,7 @@ static void kernel_writes_exit(uint32_t slot, uint32_t tgid, int32_t status, uin
 Test(loader_maps, install_resets_the_exit_the_slots_last_run_left)
 {
 	struct tl_run run;
-	uint32_t slot = 1 + 310 % TETHER_MAX_RUNS;
+	uint32_t slot = 1;	/* the lowest free */
 	struct tether_run_exit e;
 
 	/* the slot's previous run ended with exit(7) and left its entry */
