@@ -345,7 +345,13 @@ $(BENCH_START_DIR)/driver: bench/start/driver.c bench/common/stats.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -static -o $@ $<
 
-bench-start: $(OUTPUT)/tether $(BENCH_START_DIR)/startprobe $(BENCH_START_DIR)/driver
+$(BENCH_START_DIR)/cmdtime: bench/start/cmdtime.c bench/common/stats.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -static -o $@ $<
+
+bench-start: $(OUTPUT)/tether $(BENCH_START_DIR)/startprobe $(BENCH_START_DIR)/driver \
+		$(BENCH_START_DIR)/cmdtime
 	$(Q)bench/start/bench-start $(OUTPUT)
 
 # Governed workspaces: the whole run of /bin/true and tether's setup with a

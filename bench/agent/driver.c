@@ -98,6 +98,8 @@ static const char *const launcher_label[LAUNCHERS] = {
 };
 
 enum rate_row { RATE_API_1, RATE_API_N, RATE_SA_1, RATE_SA_N, RATE_ROWS };
+/* Runs started back to back through the node agent, over standalone tether run (issue 18). */
+#define TARGET_API_VS_STANDALONE	3.0
 
 struct opts {
 	const char *probe, *true_cmd, *sleep_cmd, *tether, *envelope_path, *audit_dir;
@@ -1017,6 +1019,10 @@ static void report(const struct opts *o, struct results *res)
 		printf("    %-44s %9.2f %9.2f %9.2f %9.2f\n", rate_name[r], rate_median[r], lo, hi,
 		       rate_median[r] / sa);
 	}
+	/* issue 18: back to back through the node agent, against standalone runs */
+	printf("  target: runs/s through the API (1 client) >= %.1f x standalone 1 at a time: "
+	       "%.2f  %s\n", TARGET_API_VS_STANDALONE, rate_median[RATE_API_1] / sa,
+	       rate_median[RATE_API_1] / sa >= TARGET_API_VS_STANDALONE ? "MET" : "MISS");
 
 	printf("  memory (KiB, /proc/PID/smaps_rollup), %lu live runs of %s 600\n", k,
 	       o->sleep_cmd);

@@ -2,16 +2,17 @@
 # bench-fs, the part that runs inside the test VM (busybox sh), started by
 # bench/fs/bench-fs:
 #
-#   run-in-vm.sh N FORK_N BATCHES ROUNDS
+#   run-in-vm.sh N FORK_N BATCHES ROUNDS OUTSIDER_ROUNDS
 #
 # Expects /opt/tether-bench/loops (bench/fs/loops.c, static) and the envelopes
 # /opt/tether-bench/rules-small.yaml and /opt/tether-bench/rules-large.yaml; tether is on
 # PATH.  Prints the driver's "bench-fs label=... round=..." lines (labels
-# unloaded, root, outside, small, large) after one "bench-fs kernel=..." line;
+# unloaded, root, outside, small, large; bare and loaded, the outsider
+# rounds) after one "bench-fs kernel=..." line;
 # bench/fs/bench-fs turns them into the table.  Exits 1 when something could
 # not be measured ("bench-fs error: ..." says what).
 set -u
-N=$1 FORK_N=$2 BATCHES=$3 ROUNDS=$4
+N=$1 FORK_N=$2 BATCHES=$3 ROUNDS=$4 OUT_ROUNDS=${5:-0}
 D=/opt/tether-bench
 FILE=/srv/bench/a/b/c/d/file
 A=/tmp/bench-fs
@@ -43,7 +44,7 @@ measure() {
 	root)
 		"$@" || die "$label round $round: the loops failed (exit $?)"
 		;;
-	unloaded | outside)
+	unloaded | outside | bare | loaded)
 		(echo 0 > "$CG/cgroup.procs" && exec "$@") ||
 			die "$label round $round: the loops failed (exit $?)"
 		;;
@@ -78,6 +79,34 @@ while [ "$r" -le "$ROUNDS" ]; do
 	for label in $order; do
 		measure "$label" "$r"
 	done
+	r=$((r + 1))
+done
+
+# What the programs cost a process outside every run (the LSM programs run
+# for every process on the node): the same loops in $CG with no program of
+# tether's attached (bare: the pinned set removed, which detaches it) and
+# with them attached (loaded: the next run loaded them again), in an order
+# that alternates each round.  No run is live: removing the pins is safe.
+unload() {
+	rm -rf /sys/fs/bpf/tether || die "cannot remove the pinned programs"
+}
+load() {
+	tether run --envelope "$D/rules-small.yaml" --audit "$A/reload.audit" -- /bin/true ||
+		die "tether run of /bin/true failed (exit $?)"
+}
+r=1
+while [ "$r" -le "$OUT_ROUNDS" ]; do
+	if [ $((r % 2)) -eq 1 ]; then
+		unload
+		measure bare "$r"
+		load
+		measure loaded "$r"
+	else
+		measure loaded "$r"
+		unload
+		measure bare "$r"
+		load
+	fi
 	r=$((r + 1))
 done
 
