@@ -1397,6 +1397,7 @@ int tl_run_install(struct tl_node *node, uint64_t cgroup_id, const struct tl_run
 	return 0;
 fail:
 	tl_run_remove(node, run, NULL);
+	tl_run_release(node, run, NULL);
 	tl_run_free(run);
 	return r;
 }
@@ -1592,17 +1593,28 @@ int tl_run_remove(struct tl_node *node, struct tl_run *run, struct tl_error *err
 		if (r && !first)
 			first = fail(err, r, "resetting the exit entry of run slot %u",
 				     run->run_slot);
-		/*
-		 * A slot whose entries did not all go stays claimed: the next run
-		 * to claim it would inherit them.  It is lost until the pins are
-		 * reloaded, which is the safe way to fail.
-		 */
-		if (!first && bpf_map_delete_elem(node->run_slots_fd, &run->run_slot) &&
-		    errno != ENOENT)
-			first = fail(err, errno, "releasing run slot %u", run->run_slot);
-		run->run_slot = 0;
+		/* the slot itself is released by tl_run_release, once the ring is read */
+		run->slot_clean = !first;
 	}
 	return first;
+}
+
+int tl_run_release(struct tl_node *node, struct tl_run *run, struct tl_error *err)
+{
+	uint32_t slot = run->run_slot;
+
+	/*
+	 * A slot whose entries did not all go stays claimed: the next run to
+	 * claim it would inherit them.  It is lost until the pins are
+	 * reloaded, which is the safe way to fail.
+	 */
+	if (!slot || !run->slot_clean)
+		return 0;
+	if (bpf_map_delete_elem(node->run_slots_fd, &slot) && errno != ENOENT)
+		return fail(err, errno, "releasing run slot %u", slot);
+	run->run_slot = 0;
+	run->slot_clean = false;
+	return 0;
 }
 
 void tl_run_free(struct tl_run *run)
@@ -1719,7 +1731,8 @@ static int delete_run_keys(int fd, uint64_t cgroup_id)
 	return delete_keys_if(fd, sizeof(uint64_t), value_is_cgroup, &cgroup_id);
 }
 
-int tl_run_reclaim(struct tl_node *node, uint64_t cgroup_id, struct tl_error *err)
+int tl_run_reclaim(struct tl_node *node, uint64_t cgroup_id, bool release,
+		   struct tl_error *err)
 {
 	struct tether_run value;
 	int r;
@@ -1752,7 +1765,7 @@ int tl_run_reclaim(struct tl_node *node, uint64_t cgroup_id, struct tl_error *er
 	r = reset_exit(node, value.run_slot);
 	if (r)
 		return fail(err, r, "resetting the exit entry of run slot %u", value.run_slot);
-	if (bpf_map_delete_elem(node->run_slots_fd, &value.run_slot) && errno != ENOENT)
+	if (release && bpf_map_delete_elem(node->run_slots_fd, &value.run_slot) && errno != ENOENT)
 		return fail(err, errno, "releasing run slot %u", value.run_slot);
 	return 0;
 }

@@ -185,6 +185,7 @@ struct tl_run {
 	size_t net_key_count, net_key_cap;
 	struct tether_net_key *net_keys;
 	bool active;		/* runs[cgroup_id] written */
+	bool slot_clean;	/* every entry of the slot is gone: tl_run_release may free it */
 };
 
 /*
@@ -269,19 +270,30 @@ int tl_cgroup_id(int dir_fd, uint64_t *id);
 
 /*
  * Removes every map entry of the run (runs entry first, so no new decision
- * uses the run, then rules, the exit entry (zeroed), then the ring).
- * Keeps going after an error and returns the first one.  Does not close
- * ring_fd until tl_run_free.
+ * uses the run, then rules, then the exit entry, zeroed).  Keeps going
+ * after an error and returns the first one.  The run keeps its slot, and
+ * with it its ring, until tl_run_release: the controller still reads the
+ * ring to its end, and the slot's next run would start by emptying it.
  */
 int tl_run_remove(struct tl_node *node, struct tl_run *run, struct tl_error *err);
+/*
+ * Frees the run's slot (and its ring, for the slot's next run) once
+ * tl_run_remove removed every entry of it; a slot whose entries did not
+ * all go stays claimed.  Call it after the ring's last read.
+ */
+int tl_run_release(struct tl_node *node, struct tl_run *run, struct tl_error *err);
 void tl_run_free(struct tl_run *run);
 
 /*
  * Removes every map entry of the run registered for `cgroup_id` by a
  * controller that died: its runs entry, every path and inode rule of its
- * slot, its exit entry (zeroed), and its audit ring.  -ENOENT when no run has that cgroup id.
+ * slot, its exit entry (zeroed), and, with `release`, the slot itself.
+ * An adopter that still reads the slot's ring passes false, then releases
+ * the slot with tl_run_release after the last read (after setting
+ * slot_clean).  -ENOENT when no run has that cgroup id.
  */
-int tl_run_reclaim(struct tl_node *node, uint64_t cgroup_id, struct tl_error *err);
+int tl_run_reclaim(struct tl_node *node, uint64_t cgroup_id, bool release,
+		   struct tl_error *err);
 
 /*
  * The run registered for `cgroup_id`, taken over from a controller that

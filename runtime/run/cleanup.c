@@ -71,12 +71,14 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 		/* Leave the rules in place while anything of the run may still live. */
 		if (empty) {
 			/* an adopted run's rules are not listed here: remove its slot's, all of them */
-			if (run->adopted ? tl_run_reclaim(&run->node, run->run.cgroup_id, &err)
-					 : tl_run_remove(&run->node, &run->run, &err)) {
+			if (run->adopted
+				    ? tl_run_reclaim(&run->node, run->run.cgroup_id, false, &err)
+				    : tl_run_remove(&run->node, &run->run, &err)) {
 				run_log(run, "%s", err.msg);
 				ret = -EUCLEAN;
 			} else {
 				maps_removed = true;
+				run->run.slot_clean = true;
 			}
 		}
 	}
@@ -120,6 +122,11 @@ void run_cleanup(struct run *run, int status_for_record, bool ran)
 		run_epoll_del(run, ring_buffer__epoll_fd(run->ring));
 	ring_buffer__free(run->ring);
 	run->ring = NULL;
+	/* the ring is read to its end: the slot, and its ring, may go to the next run */
+	if (maps_removed && run->run_installed && tl_run_release(&run->node, &run->run, &err)) {
+		run_log(run, "%s", err.msg);
+		ret = -EUCLEAN;
+	}
 	/*
 	 * Every kernel record is in: the denials still counted in open windows
 	 * are written now, before the cleanup and end records, with numbers

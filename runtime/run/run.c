@@ -228,7 +228,7 @@ static void reclaim_orphans(struct run *run, const char *mount_point, bool leave
 			cg_run_free(&orphans[i]);
 			continue;
 		}
-		if (tl_run_reclaim(&run->node, orphans[i].id, &err) && err.msg[0])
+		if (tl_run_reclaim(&run->node, orphans[i].id, true, &err) && err.msg[0])
 			run_log(run, "warning: %s", err.msg);
 		run_log(run, "reclaimed run %s, whose controller died (killed: %u processes)",
 			orphans[i].path, left);
@@ -243,7 +243,7 @@ static void reclaim_orphans(struct run *run, const char *mount_point, bool leave
 
 			for (size_t j = 0; j < ndirs && !found; j++)
 				found = dirs[j] == registered[i];
-			if (!found && tl_run_reclaim(&run->node, registered[i], &err) == 0)
+			if (!found && tl_run_reclaim(&run->node, registered[i], true, &err) == 0)
 				run_log(run, "removed the map entries of cgroup %llu, which no longer "
 					     "exists", (unsigned long long)registered[i]);
 		}

@@ -431,7 +431,8 @@ static void run_stop(struct env *e, struct run *r)
 	if (r->ring)
 		ring_buffer__free(r->ring);
 	if (r->installed) {
-		if (tl_run_remove(&e->node, &r->run, &err))
+		if (tl_run_remove(&e->node, &r->run, &err) ||
+		    tl_run_release(&e->node, &r->run, &err))
 			fprintf(stderr, "netconfine: removing run %s: %s\n", r->name, err.msg);
 		tl_run_free(&r->run);
 	}

@@ -262,6 +262,20 @@ Test(loader_maps, remove_leaves_nothing_of_the_run)
 	cr_assert_eq(entries_of_slot(slot), 0);
 	cr_assert_neq(bpf_map_lookup_elem(node.runs_fd, &(uint64_t){ 77 }, &(struct tether_run){ 0 }),
 		      0);
+	/* the controller still reads its ring: the slot stays its own until released */
+	cr_assert_eq(bpf_map_lookup_elem(node.run_slots_fd, &slot, &master), 0);
+	cr_assert_eq(master, 77);
+	{
+		struct tl_run next;
+
+		install(78, &next);
+		cr_assert_neq(next.run_slot, slot);
+		cr_assert_eq(tl_run_remove(&node, &next, NULL), 0);
+		cr_assert_eq(tl_run_release(&node, &next, NULL), 0);
+		tl_run_free(&next);
+	}
+	cr_assert_eq(tl_run_release(&node, &run, NULL), 0);
+	cr_assert_eq(run.run_slot, 0);
 	/* the slot is free again; its ring stays for the slot's next run */
 	cr_assert_neq(bpf_map_lookup_elem(node.run_slots_fd, &slot, &master), 0);
 	cr_assert_eq(bpf_map_lookup_elem(node.audit_rings_fd, &slot, &ring), 0);
@@ -330,6 +344,7 @@ Test(loader_maps, a_slots_ring_is_kept_for_its_next_run_and_a_live_runs_is_its_o
 	ring_b = map_id(b.ring_fd);
 	cr_assert_neq(ring_a, ring_b);
 	cr_assert_eq(tl_run_remove(&node, &a, NULL), 0);
+	cr_assert_eq(tl_run_release(&node, &a, NULL), 0);
 	tl_run_free(&a);
 	/* the next run takes slot 1 again, and the ring that waited there */
 	install(12, &c);
@@ -478,13 +493,13 @@ Test(loader_maps, reclaim_removes_a_dead_controllers_run)
 	/* the controller died: its tl_run is gone, only the maps know the run */
 	tl_run_free(&run);
 
-	cr_assert_eq(tl_run_reclaim(&node, 303, &err), 0, "%s", err.msg);
+	cr_assert_eq(tl_run_reclaim(&node, 303, true, &err), 0, "%s", err.msg);
 	cr_assert_eq(entries_of_slot(slot), 0);
 	cr_assert_neq(bpf_map_lookup_elem(node.run_slots_fd, &slot, &master), 0);
 	cr_assert_eq(bpf_map_lookup_elem(node.audit_rings_fd, &slot, &ring), 0);
 	cr_assert_neq(bpf_map_lookup_elem(node.run_keys_fd, &key_addr, &master), 0);
 	cr_assert_eq(node.run_seq[slot], 0);
-	cr_assert_eq(tl_run_reclaim(&node, 303, &err), -ENOENT);
+	cr_assert_eq(tl_run_reclaim(&node, 303, true, &err), -ENOENT);
 }
 
 Test(loader_maps, a_renewed_admission_is_noted_once_and_removal_spares_other_runs)
@@ -699,7 +714,7 @@ Test(loader_maps, remove_and_reclaim_zero_the_exit_entry)
 	cr_assert_eq(tl_run_set_main(&node, &run, 71, &err), 0, "%s", err.msg);
 	kernel_writes_exit(slot, 71, 11 | 0x80, 20);
 	tl_run_free(&run);
-	cr_assert_eq(tl_run_reclaim(&node, 316, &err), 0, "%s", err.msg);
+	cr_assert_eq(tl_run_reclaim(&node, 316, true, &err), 0, "%s", err.msg);
 	e = exit_entry(slot);
 	cr_assert_eq(e.tgid, 0);
 	cr_assert_eq(e.exited, 0);

@@ -348,6 +348,7 @@ int main(int argc, char **argv)
 	}
 
 	rc = tl_run_remove(&node, &run, &err);
+	rc = rc ?: tl_run_release(&node, &run, &err);
 	tl_run_free(&run);
 	if (!rc && tl_run_main_exit(&node, slot, &after) == 0 && after.tgid != 0) {
 		printf(" not-reset-on-remove: tgid=%u", after.tgid);
