@@ -245,6 +245,7 @@ static const struct shared_map {
 	{ "run_seq", offsetof(struct tl_node, run_seq_fd) },
 	{ "audit_rings", offsetof(struct tl_node, audit_rings_fd) },
 	{ "run_slots", offsetof(struct tl_node, run_slots_fd) },
+	{ "ring_ids", offsetof(struct tl_node, ring_ids_fd) },
 	{ "path_rules", offsetof(struct tl_node, path_rules_fd) },
 	{ "inode_rules", offsetof(struct tl_node, inode_rules_fd) },
 	{ "ptys", offsetof(struct tl_node, ptys_fd) },
@@ -1121,6 +1122,56 @@ static int ring_skip_unread(int fd)
 	return r;
 }
 
+/* `fd`'s map id if it is an audit ring (a ring buffer of the size runs get); 0 if not. */
+static uint32_t audit_ring_id(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != BPF_MAP_TYPE_RINGBUF ||
+	    info.max_entries != TETHER_AUDIT_RING_BYTES)
+		return 0;
+	return info.id;
+}
+
+/*
+ * An fd of the ring registered under `slot` in audit_rings; -ENOENT when
+ * there is none.  By its id in ring_ids: audit_rings itself is looked up
+ * only when ring_ids has no usable id for the slot (its first use since
+ * the set was pinned, or a controller that died between the two writes),
+ * and the id found there is written back (bpf/lib/maps.h says why).
+ */
+static int slot_ring_find(struct tl_node *node, uint32_t slot, int *out, struct tl_error *err)
+{
+	uint32_t id = 0;
+	int fd;
+
+	if (bpf_map_lookup_elem(node->ring_ids_fd, &slot, &id))
+		return fail(err, errno, "looking up the audit ring id of run slot %u", slot);
+	if (id) {
+		fd = bpf_map_get_fd_by_id(id);
+		if (fd >= 0 && audit_ring_id(fd) == id) {
+			*out = fd;
+			return 0;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	if (bpf_map_lookup_elem(node->audit_rings_fd, &slot, &id))
+		return errno == ENOENT ? -ENOENT
+				       : fail(err, errno, "looking up the audit ring of run slot %u",
+					      slot);
+	/* from userspace, a map-of-maps lookup yields the inner map's id */
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return fail(err, errno, "opening the audit ring of run slot %u (map id %u)", slot,
+			    id);
+	/* without it the slot's next run looks the ring up again: slower, not wrong */
+	bpf_map_update_elem(node->ring_ids_fd, &slot, &id, BPF_ANY);
+	*out = fd;
+	return 0;
+}
+
 /*
  * The claimed slot's audit ring: the one an earlier run of the slot made,
  * or a new one, registered under the slot for the runs after this one
@@ -1129,14 +1180,10 @@ static int ring_skip_unread(int fd)
 static int slot_ring(struct tl_node *node, struct tl_run *run, struct tl_error *err)
 {
 	uint32_t slot = run->run_slot, id;
-	int fd, r;
+	int fd = -1, r;
 
-	if (bpf_map_lookup_elem(node->audit_rings_fd, &slot, &id) == 0) {
-		/* from userspace, a map-of-maps lookup yields the inner map's id */
-		fd = bpf_map_get_fd_by_id(id);
-		if (fd < 0)
-			return fail(err, errno, "opening the audit ring of run slot %u (map id %u)",
-				    slot, id);
+	r = slot_ring_find(node, slot, &fd, err);
+	if (r == 0) {
 		r = ring_skip_unread(fd);
 		if (r) {
 			close(fd);
@@ -1145,8 +1192,8 @@ static int slot_ring(struct tl_node *node, struct tl_run *run, struct tl_error *
 		run->ring_fd = fd;
 		return 0;
 	}
-	if (errno != ENOENT)
-		return fail(err, errno, "looking up the audit ring of run slot %u", slot);
+	if (r != -ENOENT)
+		return r;
 	fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "tether_audit", 0, 0, TETHER_AUDIT_RING_BYTES,
 			    NULL);
 	if (fd < 0)
@@ -1157,6 +1204,9 @@ static int slot_ring(struct tl_node *node, struct tl_run *run, struct tl_error *
 		close(fd);
 		return r;
 	}
+	id = audit_ring_id(fd);
+	if (id)
+		bpf_map_update_elem(node->ring_ids_fd, &slot, &id, BPF_ANY);
 	run->ring_fd = fd;
 	return 0;
 }
@@ -1775,7 +1825,6 @@ int tl_run_adopt(struct tl_node *node, uint64_t cgroup_id, struct tl_run *run,
 {
 	struct tether_run value;
 	uint64_t holder = 0;
-	uint32_t ring_id;
 	int fd, lr;
 
 	if (bpf_map_lookup_elem(node->runs_fd, &cgroup_id, &value))
@@ -1787,13 +1836,12 @@ int tl_run_adopt(struct tl_node *node, uint64_t cgroup_id, struct tl_run *run,
 		return fail(err, lr ? errno : EUCLEAN,
 			    "run slot %u of run cgroup %llu is not held by it", value.run_slot,
 			    (unsigned long long)cgroup_id);
-	/* from userspace, a map-of-maps lookup yields the inner map's id */
-	if (bpf_map_lookup_elem(node->audit_rings_fd, &value.run_slot, &ring_id))
-		return fail(err, errno, "looking up the audit ring of run slot %u", value.run_slot);
-	fd = bpf_map_get_fd_by_id(ring_id);
-	if (fd < 0)
-		return fail(err, errno, "opening the audit ring of run slot %u (map id %u)",
-			    value.run_slot, ring_id);
+	lr = slot_ring_find(node, value.run_slot, &fd, err);
+	if (lr == -ENOENT)
+		return fail(err, ENOENT, "run slot %u of run cgroup %llu has no audit ring",
+			    value.run_slot, (unsigned long long)cgroup_id);
+	if (lr)
+		return lr;
 	*run = (struct tl_run){
 		.cgroup_id = cgroup_id,
 		.run_slot = value.run_slot,

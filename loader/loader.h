@@ -45,6 +45,7 @@ struct tl_node {
 	int inode_rules_fd;
 	int audit_rings_fd;	/* per run slot: its audit ring (kept between runs) */
 	int run_slots_fd;	/* per run slot: the cgroup id of the run that holds it */
+	int ring_ids_fd;	/* per run slot: the map id of its ring in audit_rings */
 	int ptys_fd;		/* the ptys runs allocated (written by BPF) */
 	int abstract_fd;	/* the abstract unix socket names runs may reach */
 	int net_rules_fd;	/* address rules (LPM trie) */

@@ -86,6 +86,20 @@ struct {
 } run_slots SEC(".maps");
 
 /*
+ * The map id of each slot's ring in audit_rings (0: none yet), written by
+ * userspace only, next to the ring's registration.  A lookup in a map of
+ * maps from userspace waits for an RCU grace period on kernels before 6.8
+ * (about 10 ms under TCG; bpf_map_copy_value calls maybe_wait_bpf_programs),
+ * a lookup here does not.  No program reads it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TETHER_RUN_SEQ_ENTRIES);
+	__type(key, __u32);
+	__type(value, __u32);
+} ring_ids SEC(".maps");
+
+/*
  * The walk writes the path backwards into the first half of a 2 * PATH_MAX
  * buffer; masking every offset with WALK_MASK keeps each access provably
  * inside the buffer for the verifier, whatever the component lengths.

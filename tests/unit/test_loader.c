@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bpf/abi/rules.h"
 #include "loader/loader.h"
@@ -164,6 +165,7 @@ Test(loader_maps, node_has_every_shared_map_and_run_seq_mapped)
 	cr_assert_geq(node.inode_rules_fd, 0);
 	cr_assert_geq(node.audit_rings_fd, 0);
 	cr_assert_geq(node.run_slots_fd, 0);
+	cr_assert_geq(node.ring_ids_fd, 0);
 	cr_assert_geq(node.ptys_fd, 0);
 	cr_assert_geq(node.abstract_fd, 0);
 	cr_assert_geq(node.net_rules_fd, 0);
@@ -354,6 +356,54 @@ Test(loader_maps, a_slots_ring_is_kept_for_its_next_run_and_a_live_runs_is_its_o
 	cr_assert_eq(tl_run_remove(&node, &c, NULL), 0);
 	tl_run_free(&b);
 	tl_run_free(&c);
+}
+
+/*
+ * ring_ids keeps each slot's ring id, so that a run finds its slot's ring
+ * without a map-of-maps lookup; an id missing (a controller died between
+ * the ring's registration and the id's) or naming no ring falls back to
+ * audit_rings, whose ring is reused and its id written back.
+ */
+Test(loader_maps, ring_ids_names_each_slots_ring_and_a_missing_or_stale_id_falls_back)
+{
+	struct tl_run a, b;
+	uint32_t slot, ring, id = 0, bogus;
+	int other;
+
+	install(50, &a);
+	slot = a.run_slot;
+	ring = map_id(a.ring_fd);
+	cr_assert_eq(bpf_map_lookup_elem(node.ring_ids_fd, &slot, &id), 0);
+	cr_assert_eq(id, ring);
+	cr_assert_eq(tl_run_remove(&node, &a, NULL), 0);
+	cr_assert_eq(tl_run_release(&node, &a, NULL), 0);
+	tl_run_free(&a);
+
+	/* missing */
+	id = 0;
+	cr_assert_eq(bpf_map_update_elem(node.ring_ids_fd, &slot, &id, BPF_ANY), 0);
+	install(51, &b);
+	cr_assert_eq(b.run_slot, slot);
+	cr_assert_eq(map_id(b.ring_fd), ring);
+	cr_assert_eq(bpf_map_lookup_elem(node.ring_ids_fd, &slot, &id), 0);
+	cr_assert_eq(id, ring);
+	cr_assert_eq(tl_run_remove(&node, &b, NULL), 0);
+	cr_assert_eq(tl_run_release(&node, &b, NULL), 0);
+	tl_run_free(&b);
+
+	/* naming a map that is not an audit ring: never taken for the slot's */
+	other = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 4, 1, NULL);
+	cr_assert_geq(other, 0);
+	bogus = map_id(other);
+	cr_assert_eq(bpf_map_update_elem(node.ring_ids_fd, &slot, &bogus, BPF_ANY), 0);
+	install(52, &b);
+	cr_assert_eq(map_id(b.ring_fd), ring);
+	cr_assert_eq(bpf_map_lookup_elem(node.ring_ids_fd, &slot, &id), 0);
+	cr_assert_eq(id, ring);
+	cr_assert_eq(tl_run_remove(&node, &b, NULL), 0);
+	cr_assert_eq(tl_run_release(&node, &b, NULL), 0);
+	tl_run_free(&b);
+	close(other);
 }
 
 Test(loader_maps, adopting_a_run_whose_slot_another_holds_fails)
