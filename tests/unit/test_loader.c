@@ -359,6 +359,25 @@ Test(loader_maps, a_slots_ring_is_kept_for_its_next_run_and_a_live_runs_is_its_o
 }
 
 /*
+ * Installs a run of `cgroup_id`, asserts that it took `slot` and the ring
+ * `ring`, and that ring_ids names that ring, then removes and releases it.
+ */
+static void run_takes_slot_ring(uint64_t cgroup_id, uint32_t slot, uint32_t ring)
+{
+	struct tl_run run;
+	uint32_t id = 0;
+
+	install(cgroup_id, &run);
+	cr_assert_eq(run.run_slot, slot);
+	cr_assert_eq(map_id(run.ring_fd), ring);
+	cr_assert_eq(bpf_map_lookup_elem(node.ring_ids_fd, &slot, &id), 0);
+	cr_assert_eq(id, ring);
+	cr_assert_eq(tl_run_remove(&node, &run, NULL), 0);
+	cr_assert_eq(tl_run_release(&node, &run, NULL), 0);
+	tl_run_free(&run);
+}
+
+/*
  * ring_ids keeps each slot's ring id, so that a run finds its slot's ring
  * without a map-of-maps lookup; an id missing (a controller died between
  * the ring's registration and the id's) or naming no ring falls back to
@@ -366,7 +385,7 @@ Test(loader_maps, a_slots_ring_is_kept_for_its_next_run_and_a_live_runs_is_its_o
  */
 Test(loader_maps, ring_ids_names_each_slots_ring_and_a_missing_or_stale_id_falls_back)
 {
-	struct tl_run a, b;
+	struct tl_run a;
 	uint32_t slot, ring, id = 0, bogus;
 	int other;
 
@@ -382,27 +401,14 @@ Test(loader_maps, ring_ids_names_each_slots_ring_and_a_missing_or_stale_id_falls
 	/* missing */
 	id = 0;
 	cr_assert_eq(bpf_map_update_elem(node.ring_ids_fd, &slot, &id, BPF_ANY), 0);
-	install(51, &b);
-	cr_assert_eq(b.run_slot, slot);
-	cr_assert_eq(map_id(b.ring_fd), ring);
-	cr_assert_eq(bpf_map_lookup_elem(node.ring_ids_fd, &slot, &id), 0);
-	cr_assert_eq(id, ring);
-	cr_assert_eq(tl_run_remove(&node, &b, NULL), 0);
-	cr_assert_eq(tl_run_release(&node, &b, NULL), 0);
-	tl_run_free(&b);
+	run_takes_slot_ring(51, slot, ring);
 
 	/* naming a map that is not an audit ring: never taken for the slot's */
 	other = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 4, 1, NULL);
 	cr_assert_geq(other, 0);
 	bogus = map_id(other);
 	cr_assert_eq(bpf_map_update_elem(node.ring_ids_fd, &slot, &bogus, BPF_ANY), 0);
-	install(52, &b);
-	cr_assert_eq(map_id(b.ring_fd), ring);
-	cr_assert_eq(bpf_map_lookup_elem(node.ring_ids_fd, &slot, &id), 0);
-	cr_assert_eq(id, ring);
-	cr_assert_eq(tl_run_remove(&node, &b, NULL), 0);
-	cr_assert_eq(tl_run_release(&node, &b, NULL), 0);
-	tl_run_free(&b);
+	run_takes_slot_ring(52, slot, ring);
 	close(other);
 }
 
