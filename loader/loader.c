@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -281,10 +282,78 @@ static void pin_path(char *buf, size_t len, const char *prefix, const char *name
 	snprintf(buf, len, "%s/%s%s", tl_pin_dir(), prefix, name);
 }
 
-static bool pinned(const char *prefix, const char *name)
+/* The names in the pin directory, sorted: one listing instead of a lookup per pin. */
+struct pin_list {
+	char **names;
+	size_t count;
+	bool listed;	/* false: the listing failed; each name is looked up instead */
+};
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void pin_list_free(struct pin_list *l)
+{
+	for (size_t i = 0; i < l->count; i++)
+		free(l->names[i]);
+	free(l->names);
+	*l = (struct pin_list){ 0 };
+}
+
+/* Lists dir_fd (the open pin directory) from its start; on failure l->listed stays false. */
+static void pin_list_read(struct pin_list *l, int dir_fd)
+{
+	size_t cap = 0;
+	struct dirent *de;
+	DIR *dir;
+	int fd;
+
+	*l = (struct pin_list){ 0 };
+	fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return;
+	}
+	while ((errno = 0, de = readdir(dir))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (l->count == cap) {
+			char **nv = realloc(l->names, (cap = cap ? 2 * cap : 64) * sizeof(*nv));
+
+			if (!nv)
+				goto fail;
+			l->names = nv;
+		}
+		if (!(l->names[l->count] = strdup(de->d_name)))
+			goto fail;
+		l->count++;
+	}
+	if (errno)
+		goto fail;
+	closedir(dir);
+	qsort(l->names, l->count, sizeof(*l->names), cmp_name);
+	l->listed = true;
+	return;
+fail:
+	closedir(dir);
+	pin_list_free(l);
+}
+
+static bool pinned(const struct pin_list *l, const char *prefix, const char *name)
 {
 	char path[256];
 
+	if (l->listed) {
+		const char *key = path;
+
+		snprintf(path, sizeof(path), "%s%s", prefix, name);
+		return bsearch(&key, l->names, l->count, sizeof(*l->names), cmp_name) != NULL;
+	}
 	pin_path(path, sizeof(path), prefix, name);
 	return access(path, F_OK) == 0;
 }
@@ -443,30 +512,33 @@ static int read_autoload(unsigned char flags[AUTOLOAD_MAX])
  * rodata, and one link per program whose flag is set (select_programs'
  * choice; cgroup programs are never variants).
  */
-static void count_pins(const struct obj_tables *t, const unsigned char *flags, size_t *present,
-		       size_t *expected)
+static void count_pins(const struct obj_tables *t, const unsigned char *flags, int dir_fd,
+		       size_t *present, size_t *expected)
 {
+	struct pin_list pins;
 	size_t flag = 0;
 	char name[64];
 
+	pin_list_read(&pins, dir_fd);
 	*present = *expected = 0;
 	for (size_t i = 0; i < SHARED_MAP_COUNT; i++) {
 		(*expected)++;
-		*present += pinned("", shared_maps[i].name);
+		*present += pinned(&pins, "", shared_maps[i].name);
 	}
 	for (size_t i = 0; i < OBJECT_COUNT; i++) {
 		const struct bpf_object_skeleton *s = table_of(t, i);
 
 		snprintf(name, sizeof(name), "rodata_%s", objects[i].name);
 		(*expected)++;
-		*present += pinned("", name);
+		*present += pinned(&pins, "", name);
 		for (int p = 0; p < s->prog_cnt; p++, flag++) {
 			if (!flags[flag])
 				continue;
 			(*expected)++;
-			*present += pinned("link_", s->progs[p].name);
+			*present += pinned(&pins, "link_", s->progs[p].name);
 		}
 	}
+	pin_list_free(&pins);
 }
 
 /* select_programs' choice as flags in the tables' order. */
@@ -901,7 +973,7 @@ int tl_node_open(uint32_t run_cgroup_level, int parent_cgroup_fd, struct tl_node
 	 * this boot, with the choice of programs it was loaded with.
 	 */
 	if (read_autoload(flags) == 0) {
-		count_pins(&tables, flags, &present, &expected);
+		count_pins(&tables, flags, lock_fd, &present, &expected);
 		complete = present == expected;
 	}
 	if (!complete) {
@@ -911,7 +983,7 @@ int tl_node_open(uint32_t run_cgroup_level, int parent_cgroup_fd, struct tl_node
 		if (r)
 			goto out;
 		autoload_flags(set.skel, &tables, flags);
-		count_pins(&tables, flags, &present, &expected);
+		count_pins(&tables, flags, lock_fd, &present, &expected);
 		if (present == 0) {
 			r = load_and_pin(&set, &tables, run_cgroup_level, parent_cgroup_fd, err);
 			if (r)
