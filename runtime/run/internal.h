@@ -128,6 +128,8 @@ struct run {
 	int pidfd;			/* the command; -1 before run_start */
 	pid_t child_pid;		/* its pid; 0 before run_start */
 	int launch_report[2];		/* the failed step of the child's launch and its errno; 0: exec'd */
+	/* where launch_report comes from (launch_spawn's errpipe), polled; -1: read */
+	int launch_fd;
 	bool started, exited, torn_down;
 	int status;			/* the command's, once exited; -1: never ran */
 	enum run_reason reason;		/* the first cause that ended the run */

@@ -586,6 +586,7 @@ int run_init(const struct run_config *cfg, struct run **out, struct run_error *e
 		.cg = { .dir_fd = -1, .lock_fd = -1 },
 		.ep = -1,
 		.pidfd = -1,
+		.launch_fd = -1,
 		.status = -1,
 		.timer_fd = -1,
 		.lease_fd = -1,
@@ -738,6 +739,7 @@ int run_start(struct run *run, struct run_error *err)
 				strerror(-r));
 	/* the child waits in its new namespaces until its trees are mounted */
 	r = run_scratch_enter(run, run->pidfd, err);
+	run_trace(run, "mounts");
 	launch_go(gopipe, r == 0);
 	if (r) {
 		close(errpipe);
@@ -745,15 +747,21 @@ int run_start(struct run *run, struct run_error *err)
 		return r;
 	}
 	r = run_start_timer(run);
-	if (r)
+	if (r) {
+		close(errpipe);
+		run_epoll_add(run, run->pidfd, EPOLLIN);
 		return run_fail(err, RUN_ERROR_SETUP, RUN_STEP_SPAWN, -r,
 				"starting %s in cgroup %s: %s", run->cfg.argv[0], run->cg.path,
 				strerror(-r));
-	/* EOF once the child exec'd: its setup is over, one way or the other */
-	if (read(errpipe, run->launch_report, sizeof(run->launch_report)) !=
-	    sizeof(run->launch_report))
-		run->launch_report[0] = 0;
-	close(errpipe);
+	}
+	/*
+	 * The child sheds the controller's authority and execs while the
+	 * caller goes on (a node agent takes its next request): what its
+	 * launch reports is read when the pipe is readable (launch_event), or
+	 * at the latest when the command is reaped.
+	 */
+	run->launch_fd = errpipe;
+	run_epoll_add(run, run->launch_fd, EPOLLIN);
 	run_epoll_add(run, run->pidfd, EPOLLIN);
 	return 0;
 }
@@ -794,6 +802,28 @@ void run_cancel(struct run *run, const char *why)
 	run_end(run, RUN_REASON_CANCELLED, NULL, why);
 }
 
+/*
+ * EOF once the child exec'd, or its failed step and errno: its launch is
+ * over, one way or the other.  The write end is the child's alone (it is
+ * closed on exec and at exit), so once the child is gone this never waits.
+ */
+static void launch_event(struct run *run)
+{
+	ssize_t n;
+
+	if (run->launch_fd < 0)
+		return;
+	do
+		n = read(run->launch_fd, run->launch_report, sizeof(run->launch_report));
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(run->launch_report))
+		run->launch_report[0] = 0;
+	run_epoll_del(run, run->launch_fd);
+	close(run->launch_fd);
+	run->launch_fd = -1;
+	run_trace(run, "exec");
+}
+
 /* The command exited: its status, and what its launch reported. */
 static int reap(struct run *run, struct run_error *err)
 {
@@ -810,6 +840,7 @@ static int reap(struct run *run, struct run_error *err)
 	run->status = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
 	run->exited = true;
 	run_epoll_del(run, run->pidfd);
+	launch_event(run);
 	if (run->launch_report[0] == LAUNCH_STEP_EXEC) {
 		run_log(run, "cannot execute %s: %s", run->cfg.argv[0],
 			strerror(run->launch_report[1]));
@@ -865,6 +896,8 @@ int run_dispatch(struct run *run, int timeout_ms, const sigset_t *sigmask,
 			run_storage_event(run);
 		} else if (fd == run->timer_fd || fd == run->lease_fd || fd == run->events_fd) {
 			run_limits_event(run, fd);
+		} else if (fd == run->launch_fd) {
+			launch_event(run);
 		} else if (fd == run->pidfd) {
 			r = reap(run, err);
 			break;
@@ -936,6 +969,8 @@ void run_free(struct run *run)
 		run_teardown(run, &res, &err);
 	if (run->pidfd >= 0)
 		close(run->pidfd);
+	if (run->launch_fd >= 0)
+		close(run->launch_fd);
 	if (run->coalesce_fd >= 0)
 		close(run->coalesce_fd);
 	audit_stream_release(&run->audit);
