@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "loader/loader.h"
 #include "runtime/cgroup.h"
 #include "runtime/fsutil.h"
@@ -509,15 +511,50 @@ int cg_run_read_counter(struct cg_run *cg, const char *file, const char *key, ui
 	return -ENOENT;
 }
 
+/*
+ * Whether the cgroup still holds a process, from cgroup.events held open in
+ * *fd (read from its start, which also arms poll() for the next change).
+ * A file that cannot be read is closed (*fd = -1) and the cgroup asked by
+ * path; one that is gone went with its cgroup: nothing is left in it.
+ */
+static bool events_populated(struct cg_run *cg, int *fd)
+{
+	char buf[256];
+	const char *p;
+	ssize_t n = -1;
+
+	if (*fd >= 0 && lseek(*fd, 0, SEEK_SET) == 0)
+		n = read(*fd, buf, sizeof(buf) - 1);
+	if (n < 0) {
+		if (*fd >= 0 && (errno == ENODEV || errno == ENOENT))
+			return false;
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+		return cgroup_populated(cg);
+	}
+	buf[n] = 0;
+	p = strstr(buf, "populated ");
+	return !p || p[10] != '0';
+}
+
 int cg_run_kill_and_wait(struct cg_run *cg, int timeout_ms, unsigned int *killed)
 {
-	struct timespec tick = { .tv_nsec = 5 * 1000 * 1000 };
+	const uint64_t deadline = clock_ns(CLOCK_MONOTONIC) + (uint64_t)timeout_ms * 1000000;
+	struct pollfd pfd = { .fd = -1, .events = POLLPRI };
 	char path[4096];
-	int waited = 0, fd;
+	int fd, r = 0;
 
 	*killed = signal_members(cg, 0);
 	if (!cgroup_populated(cg))
 		return 0;
+	/*
+	 * cgroup.events, held open: after each read poll() wakes when the
+	 * kernel changes it, so "populated 0" is seen as soon as the last
+	 * process is gone rather than at the next tick.
+	 */
+	snprintf(path, sizeof(path), "%s/cgroup.events", cg->path);
+	pfd.fd = open(path, O_RDONLY | O_CLOEXEC);
 	/* cgroup.kill (5.14+) kills the whole subtree atomically, forks in flight too. */
 	snprintf(path, sizeof(path), "%s/cgroup.kill", cg->path);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -526,16 +563,31 @@ int cg_run_kill_and_wait(struct cg_run *cg, int timeout_ms, unsigned int *killed
 			signal_members(cg, SIGKILL);
 		close(fd);
 	}
-	while (cgroup_populated(cg)) {
-		if (waited >= timeout_ms)
-			return -ETIMEDOUT;
+	while (events_populated(cg, &pfd.fd)) {
+		uint64_t now = clock_ns(CLOCK_MONOTONIC);
+		int wait_ms;
+
+		if (now >= deadline) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		wait_ms = (int)((deadline - now + 999999) / 1000000);
 		/* Without cgroup.kill, repeat: a fork may have raced the previous sweep. */
 		if (fd < 0)
 			signal_members(cg, SIGKILL);
-		nanosleep(&tick, NULL);
-		waited += 5;
+		if (fd < 0 || pfd.fd < 0)
+			wait_ms = wait_ms < 5 ? wait_ms : 5;
+		/* a missed wake-up costs at most this much */
+		else if (wait_ms > 100)
+			wait_ms = 100;
+		if (pfd.fd >= 0)
+			poll(&pfd, 1, wait_ms);
+		else
+			nanosleep(&(struct timespec){ .tv_nsec = wait_ms * 1000000L }, NULL);
 	}
-	return 0;
+	if (pfd.fd >= 0)
+		close(pfd.fd);
+	return r;
 }
 
 int cg_run_destroy(struct cg_run *cg)
